@@ -1,0 +1,164 @@
+// Package tracer runs CPython programs under sys.settrace, safely, and records
+// every event of the program's own code. Its types (State, Trace) are the
+// ground truth every other layer of ndb reads.
+package tracer
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Var is one local variable: its name and the repr() of its value.
+type Var struct {
+	Name  string
+	Value string
+}
+
+// Locals is an ordered set of variables. Order matters: the model's text
+// writes them in this order, so it is the frame's own order (f_locals order).
+// It marshals as a JSON object whose keys keep that order.
+type Locals []Var
+
+// Get returns the repr of name and whether it is present.
+func (l Locals) Get(name string) (string, bool) {
+	for _, v := range l {
+		if v.Name == name {
+			return v.Value, true
+		}
+	}
+	return "", false
+}
+
+// MarshalJSON writes the locals as a JSON object in order.
+func (l Locals) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, v := range l {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := marshalNoEscape(v.Name)
+		if err != nil {
+			return nil, err
+		}
+		val, err := marshalNoEscape(v.Value)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(val)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON reads a JSON object of strings, keeping key order.
+func (l *Locals) UnmarshalJSON(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		if tok == nil { // JSON null
+			*l = nil
+			return nil
+		}
+		return fmt.Errorf("locals: want a JSON object, got %v", tok)
+	}
+	out := Locals{}
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		k, ok := kt.(string)
+		if !ok {
+			return fmt.Errorf("locals: bad key %v", kt)
+		}
+		var v string
+		if err := dec.Decode(&v); err != nil {
+			return fmt.Errorf("locals: value of %q: %w", k, err)
+		}
+		out = append(out, Var{Name: k, Value: v})
+	}
+	if _, err := dec.Token(); err != nil {
+		return err
+	}
+	*l = out
+	return nil
+}
+
+// marshalNoEscape is json.Marshal without HTML escaping, so '<' stays '<'
+// (reprs such as <function f at ...> are common).
+func marshalNoEscape(s string) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// Events of a State.
+const (
+	EventCall      = "call"
+	EventLine      = "line"
+	EventReturn    = "return"
+	EventException = "exception"
+)
+
+// State is one trace event of the program's own code (SPEC section 1).
+type State struct {
+	Event    string `json:"event"`            // call, line, return, exception
+	Lineno   int    `json:"lineno"`           // 1-based line in Trace.Source
+	Function string `json:"function"`         // code name: f, <module>, <listcomp>, ...
+	Depth    int    `json:"depth"`            // program frames below this one; the entry frame is 0
+	Src      string `json:"src"`              // source line text with indentation, no newline
+	Locals   Locals `json:"locals,omitempty"` // call and line only: repr of every local
+	Arg      string `json:"arg,omitempty"`    // return: repr of the value; exception: repr of the exception
+	Frame    int    `json:"frame"`            // id of the frame object, unique within one trace (generators keep theirs across resumptions)
+	Gen      bool   `json:"gen,omitempty"`    // the frame runs a generator or coroutine (bdb treats those specially)
+}
+
+// Exit kinds (SPEC section 1).
+const (
+	ExitNormal = "normal" // the entry returned or the script ended
+	ExitError  = "error"  // an uncaught exception
+	ExitNever  = "never"  // a limit stopped it: treated as an infinite loop
+)
+
+// Exit is how a traced run ended.
+type Exit struct {
+	Kind   string `json:"exit"`             // normal, error, never
+	Error  string `json:"error,omitempty"`  // error: repr of the uncaught exception (e.g. "ZeroDivisionError('division by zero')")
+	Reason string `json:"reason,omitempty"` // never: which limit ("events", "timeout", "memory", ...); error: extra detail such as "syntax error"
+	Code   int    `json:"code,omitempty"`   // process exit status for sys.exit/os._exit
+}
+
+// Program is what to run: a script, or a call of a function it defines.
+type Program struct {
+	Path   string // for messages; may be empty
+	Source string // Python source, decoded text
+	Call   string // entry call such as f(1, "a"); empty for a whole script
+}
+
+// Trace is one recorded execution.
+//
+// For a Program with Call, Source is the program's source followed by
+//
+//	def main():
+//	    return CALL
+//
+// and the trace starts at main's call event (SPEC section 5), so line numbers
+// in States refer to Source as stored here.
+type Trace struct {
+	Source string  `json:"source"`
+	Call   string  `json:"call,omitempty"`
+	States []State `json:"states"`
+	Exit   Exit    `json:"exit"`
+	Stdout string  `json:"stdout,omitempty"` // what the program printed, bounded
+}
