@@ -1,0 +1,26 @@
+# The two set-up commands of the README: `make demo` (the main job) and
+# `make test` (what CI runs). Both install what they need first.
+GO ?= go
+BIN := bin/ndb
+
+.PHONY: deps build demo test bench
+
+deps:
+	./scripts/install-deps.sh
+
+build: deps
+	$(GO) build -o $(BIN) ./cmd/ndb
+
+# The main job: debug the example program with pdb's commands, on the real
+# engine (the tracer) and on the embedded neural model, side by side.
+demo: build
+	./scripts/demo.sh $(BIN)
+
+# Vet, a pure-Go (no cgo) build, and every test.
+test: deps
+	$(GO) vet ./...
+	CGO_ENABLED=0 $(GO) build ./...
+	$(GO) test -count=1 -timeout 45m ./...
+
+bench: build
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./tracer/ ./model/nn/

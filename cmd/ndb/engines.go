@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"ndb/debugger"
+	"ndb/engine"
+	"ndb/engine/openai"
+	"ndb/model/defaultmodel"
+	"ndb/model/infer"
+)
+
+// engineFlags are the engine options shared by debug, dap and mcp.
+type engineFlags struct {
+	model       string
+	openaiURL   string
+	openaiModel string
+	openaiKey   string
+	python      string
+}
+
+// add registers the flags on fs (python only when the command has none).
+func (f *engineFlags) add(fs *pflag.FlagSet, withPython bool) {
+	fs.StringVar(&f.model, "model", "", "model file of the model engine (default: $NDB_MODEL, else the embedded model)")
+	fs.StringVar(&f.openaiURL, "openai-url", "", "OpenAI-compatible API root for the openai and cwm engines, e.g. http://127.0.0.1:8000/v1 (env "+openai.EnvBaseURL+")")
+	fs.StringVar(&f.openaiModel, "openai-model", "", "model name sent to the endpoint (env "+openai.EnvModel+")")
+	fs.StringVar(&f.openaiKey, "openai-key", "", "API key for the endpoint; prefer the env "+openai.EnvAPIKey)
+	if withPython {
+		fs.StringVar(&f.python, "python", "python3", "Python interpreter for the real engine and verify")
+	}
+}
+
+func (f *engineFlags) options() engine.Options {
+	return engine.Options{Model: f.model, Python: f.python,
+		OpenAI: openai.Config{BaseURL: f.openaiURL, Model: f.openaiModel, APIKey: f.openaiKey}}
+}
+
+// haveDefaultModel reports whether the model engine can start without
+// --model: a model is embedded or named by $NDB_MODEL.
+func haveDefaultModel() bool {
+	if os.Getenv(infer.ModelEnv) != "" {
+		return true
+	}
+	_, err := defaultmodel.Bytes()
+	return err == nil
+}
+
+var debugEngineFlags engineFlags
+
+// Plug the model engines into `ndb debug` (cmd/ndb/debug.go's registry)
+// and make the model engine the default when a default model exists.
+func init() {
+	for _, name := range []string{engine.Model, engine.OpenAI, engine.CWMName} {
+		debugEngines[name] = func(ctx context.Context, p debugProgram) (debugger.Backend, func() error, error) {
+			opts := debugEngineFlags.options()
+			opts.Python = p.Python
+			e, err := engine.New(name, opts)
+			if err != nil {
+				return nil, nil, err
+			}
+			b, err := e.Open(ctx, p.Program)
+			if err != nil {
+				e.Close()
+				return nil, nil, err
+			}
+			return b, e.Close, nil
+		}
+	}
+	debugEngineFlags.add(debugCmd.Flags(), false)
+	if f := debugCmd.Flags().Lookup("engine"); f != nil {
+		f.Usage = "engine that answers the commands: real (runs the program under the tracer), model (ndb's model predicts every state), openai or cwm (an OpenAI-compatible endpoint)"
+		if haveDefaultModel() {
+			debugDefaultEngine = engine.Model
+			f.DefValue = engine.Model
+			f.Value.Set(engine.Model)
+		}
+	}
+}

@@ -1,0 +1,313 @@
+package debugger
+
+import (
+	"strings"
+
+	"ndb/tracer"
+)
+
+// This file replays CPython's bdb state machine (Lib/bdb.py, 3.11) over a
+// recorded trace, so that pdb's s/n/r/unt/c stop exactly where pdb stops.
+// The trace holds every event of the program's own frames; bdb sees only
+// some of them: a frame whose call event returned None has no f_trace and
+// its line/return/exception events are never dispatched, and after a
+// continue with no breakpoints tracing is off altogether. The simulation
+// keeps exactly that state: stopframe, returnframe, stoplineno, the set of
+// frames with f_trace, and whether tracing is on.
+//
+// Every module but the program's is treated as skipped (pdb's skip=), so
+// only program frames can stop; a program frame's f_back is taken to be the
+// nearest program frame below it (library Python frames in between are not
+// in the trace; see docs/debugger.md).
+
+// Sentinel frame ids: no frame (None) and the runner frame below the entry
+// (bdb's botframe, which never stops).
+const (
+	frameNone = -1 << 62
+	frameBot  = frameNone + 1
+)
+
+// pdbCmd is one of pdb's moving commands.
+type pdbCmd int
+
+const (
+	pdbStep pdbCmd = iota
+	pdbNext
+	pdbReturn
+	pdbUntil
+	pdbContinue
+)
+
+// pdbSim is bdb's state between two stops of one trace.
+type pdbSim struct {
+	tr          *Tree
+	stopframe   int
+	returnframe int
+	stoplineno  int
+	traced      map[int]bool // frames whose f_trace is set
+	tracingOff  bool         // sys.settrace(None) was called by set_continue
+	gen         map[int]bool // frames that run generators/coroutines
+	pinned      map[int]bool // frames kept alive by an exception pdb stopped at (see pinException)
+	pos         int          // index of the current stop; len(States) at the end
+}
+
+func newPdbSim(tr *Tree) *pdbSim {
+	sim := &pdbSim{tr: tr, stopframe: frameNone, returnframe: frameNone,
+		traced: map[int]bool{}, gen: map[int]bool{}, pinned: map[int]bool{}}
+	for _, s := range tr.T.States {
+		if s.Gen {
+			sim.gen[s.Frame] = true
+		}
+	}
+	return sim
+}
+
+// pdbStart runs a fresh debugger to its first stop: the first line event of
+// a script's module (as `python -m pdb` does) or main's call event for a
+// --call trace (as pdb stops on entering a function it steps into).
+func pdbStart(tr *Tree) *pdbSim {
+	sim := newPdbSim(tr)
+	from := 0
+	states := tr.T.States
+	if tr.T.Call == "" && len(states) > 0 && states[0].Event == tracer.EventCall {
+		// bdb's first dispatch_call only records botframe and traces the frame.
+		sim.traced[states[0].Frame] = true
+		from = 1
+	}
+	sim.pos = sim.run(from, nil, frameNone)
+	if sim.pos < len(states) && states[sim.pos].Event == tracer.EventException {
+		sim.pinException(sim.pos)
+	}
+	return sim
+}
+
+// pdbAt is a debugger stopped at state i as if it had got there by single
+// steps: every frame entered so far is traced.
+func pdbAt(tr *Tree, i int) *pdbSim {
+	sim := newPdbSim(tr)
+	for k := 0; k <= i && k < len(tr.T.States); k++ {
+		sim.traced[tr.T.States[k].Frame] = true
+	}
+	sim.pos = i
+	return sim
+}
+
+// fback is the frame id of the caller of the frame that produced state i.
+func (sim *pdbSim) fback(i int) int {
+	if p := sim.tr.parent[i]; p >= 0 {
+		return sim.tr.T.States[p].Frame
+	}
+	return frameBot
+}
+
+func (sim *pdbSim) setStopinfo(stopframe, returnframe, stoplineno int) {
+	sim.stopframe, sim.returnframe, sim.stoplineno = stopframe, returnframe, stoplineno
+}
+
+// do applies cmd at the current stop and runs to the next one, returning
+// its index (len(States) when the program ends first). breaks are the line
+// breakpoints in effect; untilLine is `until N`'s line (0: the next line).
+func (sim *pdbSim) do(cmd pdbCmd, breaks map[int]bool, untilLine int) int {
+	n := len(sim.tr.T.States)
+	if sim.pos >= n {
+		return n
+	}
+	i := sim.pos
+	s := sim.tr.T.States[i]
+	cur := s.Frame
+	switch cmd {
+	case pdbStep:
+		if s.Event == tracer.EventReturn { // set_step restores the caller's f_trace (bpo-13183)
+			if fb := sim.fback(i); fb != frameBot {
+				sim.traced[fb] = true
+			}
+		}
+		sim.setStopinfo(frameNone, frameNone, 0)
+	case pdbNext:
+		sim.setStopinfo(cur, frameNone, 0)
+	case pdbUntil:
+		if untilLine <= 0 {
+			untilLine = s.Lineno + 1
+		}
+		sim.setStopinfo(cur, cur, untilLine)
+	case pdbReturn:
+		if s.Gen {
+			sim.setStopinfo(cur, frameNone, -1)
+		} else {
+			sim.setStopinfo(sim.fback(i), cur, 0)
+		}
+	case pdbContinue:
+		sim.setStopinfo(frameBot, frameNone, -1)
+		if len(breaks) == 0 {
+			sim.tracingOff = true
+		}
+	}
+	// dispatch_return, after user_return: a next/until issued at a return
+	// stop becomes a step.
+	if s.Event == tracer.EventReturn && sim.stopframe == cur && sim.stoplineno != -1 {
+		sim.setStopinfo(frameNone, frameNone, 0)
+	}
+	sim.pos = sim.run(i+1, breaks, cur)
+	if sim.pos < n && sim.tr.T.States[sim.pos].Event == tracer.EventException {
+		sim.pinException(sim.pos)
+	}
+	return sim.pos
+}
+
+// pinException records the frames an exception that pdb stopped at keeps
+// alive. pdb's user_exception stores it in the frame's locals
+// (__exception__), which makes a cycle exception -> traceback -> frame ->
+// locals -> exception: every frame the exception propagates into stays
+// alive until a cyclic garbage collection, so none of their teardowns runs
+// finalizers. (An internal StopIteration has no traceback: no cycle.)
+func (sim *pdbSim) pinException(k int) {
+	states := sim.tr.T.States
+	s := &states[k]
+	if internalStopIteration(s) {
+		return
+	}
+	frame := s.Frame
+	sim.pinned[frame] = true
+	for j := k + 1; j < len(states); j++ {
+		if states[j].Frame != frame {
+			continue
+		}
+		// The frame's next own event: a return means the exception left it.
+		if states[j].Event != tracer.EventReturn || j+1 >= len(states) {
+			return
+		}
+		next := &states[j+1]
+		if next.Event != tracer.EventException || next.Arg != s.Arg || next.Depth >= states[j].Depth {
+			return
+		}
+		frame = next.Frame
+		sim.pinned[frame] = true
+		j++
+	}
+}
+
+// stopHere is bdb's stop_here for state i.
+func (sim *pdbSim) stopHere(s *tracer.State) bool {
+	if s.Frame == sim.stopframe {
+		if sim.stoplineno == -1 {
+			return false
+		}
+		return s.Lineno >= sim.stoplineno
+	}
+	return sim.stopframe == frameNone
+}
+
+// run dispatches events from index from on and returns the first stop.
+// lastStop is the frame of the previous stop: pdb keeps that frame's
+// locals dict (curframe_locals) until the next stop, so the objects it
+// holds outlive the frame, and their finalizers (an unfinished generator's
+// close, __del__) run later inside pdb, where nothing is traced. Their
+// events right after that frame's return are therefore not dispatched.
+func (sim *pdbSim) run(from int, breaks map[int]bool, lastStop int) int {
+	states := sim.tr.T.States
+	if sim.tracingOff {
+		return len(states)
+	}
+	stepping := func() bool { return sim.stopframe != frameNone }
+	// A stop at that frame's own return event starts its teardown at once.
+	teardown := from > 0 && states[from-1].Event == tracer.EventReturn &&
+		(lastStop != frameNone && states[from-1].Frame == lastStop || sim.pinned[states[from-1].Frame])
+	for k := from; k < len(states); k++ {
+		s := &states[k]
+		if teardown {
+			if end := sim.finalizerEnd(k); end >= 0 {
+				k = end
+				continue
+			}
+			teardown = false
+		}
+		if s.Event == tracer.EventReturn && (s.Frame == lastStop && lastStop != frameNone || sim.pinned[s.Frame]) {
+			teardown = true
+		}
+		switch s.Event {
+		case tracer.EventCall:
+			if !(sim.stopHere(s) || len(breaks) > 0) {
+				continue // dispatch_call returns None: f_trace unchanged
+			}
+			sim.traced[s.Frame] = true
+			if stepping() && s.Gen {
+				continue
+			}
+			if sim.stopHere(s) { // pdb's user_call checks stop_here again
+				return k
+			}
+		case tracer.EventLine:
+			if sim.traced[s.Frame] && (sim.stopHere(s) || breaks[s.Lineno]) {
+				return k
+			}
+		case tracer.EventReturn:
+			if !sim.traced[s.Frame] {
+				continue
+			}
+			if sim.stopHere(s) || s.Frame == sim.returnframe {
+				if stepping() && s.Gen {
+					continue
+				}
+				return k
+			}
+		case tracer.EventException:
+			if !sim.traced[s.Frame] {
+				continue
+			}
+			if sim.stopHere(s) {
+				if !(s.Gen && internalStopIteration(s)) {
+					return k
+				}
+			} else if stepping() && s.Frame != sim.stopframe && sim.gen[sim.stopframe] {
+				if t := excType(s.Arg); t == "StopIteration" || t == "GeneratorExit" {
+					return k
+				}
+			}
+		}
+	}
+	return len(states)
+}
+
+// finalizerEnd recognises a finalizer starting at state k: the close of an
+// unfinished generator (its resumption call, then GeneratorExit thrown in
+// it) or a __del__ call. It returns the index of the finalizer's last
+// state (the frame's return), or -1.
+func (sim *pdbSim) finalizerEnd(k int) int {
+	states := sim.tr.T.States
+	s := &states[k]
+	if s.Event != tracer.EventCall {
+		return -1
+	}
+	isClose := s.Gen && k+1 < len(states) && states[k+1].Frame == s.Frame &&
+		states[k+1].Event == tracer.EventException && excType(states[k+1].Arg) == "GeneratorExit"
+	if !isClose && s.Function != "__del__" {
+		return -1
+	}
+	for j := k + 1; j < len(states); j++ {
+		if states[j].Frame == s.Frame && states[j].Event == tracer.EventReturn {
+			return j
+		}
+	}
+	return len(states) - 1
+}
+
+// excType is the class name at the front of an exception's repr.
+func excType(repr string) string {
+	if i := strings.IndexByte(repr, '('); i > 0 {
+		return repr[:i]
+	}
+	return repr
+}
+
+// internalStopIteration guesses bdb's "StopIteration with no traceback":
+// the interpreter reports one when a generator driven by a for loop or a
+// `yield from`/`await` finishes with a value. The trace keeps no traceback,
+// so the statement's text decides.
+func internalStopIteration(s *tracer.State) bool {
+	if excType(s.Arg) != "StopIteration" {
+		return false
+	}
+	src := strings.TrimSpace(s.Src)
+	return strings.Contains(src, "yield from") || strings.Contains(src, "await ") ||
+		strings.HasPrefix(src, "for ") || strings.HasPrefix(src, "async for ")
+}

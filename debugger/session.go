@@ -1,0 +1,297 @@
+package debugger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+
+	"ndb/tracer"
+)
+
+// Stop is where a command left the debugger: a trace state, an
+// inv_line_call position (Event "inv_line_call"), or an exit (Event "exit"
+// with Exit set, and Arg the uncaught exception's repr or the limit that
+// stopped the run, when known).
+type Stop struct {
+	tracer.State
+	Exit  string `json:"exit,omitempty"` // normal, error, never or inv_exit_entry when Event == "exit"
+	Index int    `json:"index"`          // state index in the trace; -1 for exits and predicted stops
+}
+
+// EventExit is the Event of an exit Stop.
+const EventExit = "exit"
+
+// IsExit reports whether s ends the run in its direction.
+func (s Stop) IsExit() bool { return s.Event == EventExit }
+
+// Command is one request to a Backend. Action is the SPEC action; the other
+// fields refine it for pdb exactness and are ignored where meaningless:
+//
+//   - Src, Line: the Breakpoint action's target (text, and the line number
+//     it came from, 0 if none).
+//   - Breaks: the line breakpoints in effect. For the trace backend they are
+//     pdb's `b N` breakpoints: they stop Continue, and also s/n/r/unt when
+//     those pass one. A predictive backend answers Continue with one Break
+//     as `breakpoint <text of that line>`.
+//   - Until: with StepOver, pdb's `until` (stop only at a greater line of
+//     this frame, or at its return); Line > 0 is `until LINE`'s line.
+//   - Backward: with Continue, reverse-continue to the latest earlier line
+//     event on a breakpoint line, else inv_exit_entry.
+type Command struct {
+	Action   Action `json:"action"`
+	Src      string `json:"src,omitempty"`
+	Line     int    `json:"line,omitempty"`
+	Breaks   []int  `json:"breaks,omitempty"`
+	Until    bool   `json:"until,omitempty"`
+	Backward bool   `json:"backward,omitempty"`
+}
+
+// Step is one entry of a session's history: the command and where it
+// stopped. The first entry of a history is the start: zero Command.
+type Step struct {
+	Command Command `json:"command"`
+	Stop    Stop    `json:"stop"`
+}
+
+// Backend is what answers a Session: the trace-backed debugger, or an
+// engine that predicts states. Next gets the whole history so far
+// (history[0] is the start) and the command, and returns the next stop; it
+// must not keep the history slice. Source is the program text that line
+// numbers refer to (for a --call program, with the `def main()` wrapper).
+type Backend interface {
+	Start(ctx context.Context) (Stop, error)
+	Next(ctx context.Context, history []Step, cmd Command) (Stop, error)
+	Source() string
+}
+
+// Inspector is optionally implemented by a Backend that knows more than the
+// stops (the trace backend): the call stack and the current function's call.
+type Inspector interface {
+	// Stack lists the frames active at stop s, outermost first, each as its
+	// latest state (a caller's is the line that made the call), s last.
+	Stack(s Stop) []tracer.State
+	// CallOf returns the call state of s's frame activation.
+	CallOf(s Stop) (tracer.State, bool)
+}
+
+// ErrUnsupported is returned by a Backend for a command it cannot answer;
+// the Session then emulates it when it can (reverse continue by steps).
+var ErrUnsupported = errors.New("command not supported by this engine")
+
+// ErrExited is returned for a forward command at the forward exit.
+var ErrExited = errors.New("the program has exited; only reverse commands move from here")
+
+// ErrAtStart is returned for a reverse command before the start (inv_exit_entry).
+var ErrAtStart = errors.New("before the start of the program; only forward commands move from here")
+
+// maxRepeats bounds the session's own loops (repeated continues toward a
+// line whose text occurs on several lines, emulated reverse continue).
+const maxRepeats = 100000
+
+// Session is one debugging session over a Backend: the history of stops,
+// the breakpoints, and the one verb Do. It is not safe for concurrent use;
+// a front end serialises its requests.
+type Session struct {
+	b       Backend
+	lines   []string
+	breaks  map[int]bool
+	history []Step
+}
+
+// NewSession starts b and returns a session stopped at its first stop.
+func NewSession(ctx context.Context, b Backend) (*Session, error) {
+	st, err := b.Start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{b: b, lines: SourceLines(b.Source()), breaks: map[int]bool{},
+		history: []Step{{Stop: st}}}, nil
+}
+
+// Current is the stop the session is at.
+func (s *Session) Current() Stop { return s.history[len(s.history)-1].Stop }
+
+// History is every step so far, the start first. The caller must not modify it.
+func (s *Session) History() []Step { return s.history }
+
+// Source is the program text line numbers refer to.
+func (s *Session) Source() string { return s.b.Source() }
+
+// Backend returns the backend the session drives.
+func (s *Session) Backend() Backend { return s.b }
+
+// Line returns the text of line n (1-based), "" when out of range.
+func (s *Session) Line(n int) string {
+	if n < 1 || n > len(s.lines) {
+		return ""
+	}
+	return s.lines[n-1]
+}
+
+// SetBreak sets a line breakpoint, refusing lines pdb refuses.
+func (s *Session) SetBreak(line int) error {
+	if why := CheckBreakLine(s.b.Source(), line); why != "" {
+		return fmt.Errorf("line %d: %s", line, why)
+	}
+	s.breaks[line] = true
+	return nil
+}
+
+// ClearBreak removes the breakpoint at line.
+func (s *Session) ClearBreak(line int) error {
+	if !s.breaks[line] {
+		return fmt.Errorf("no breakpoint at line %d", line)
+	}
+	delete(s.breaks, line)
+	return nil
+}
+
+// ClearBreaks removes every breakpoint.
+func (s *Session) ClearBreaks() { s.breaks = map[int]bool{} }
+
+// Breaks lists the breakpoint lines in order.
+func (s *Session) Breaks() []int {
+	out := make([]int, 0, len(s.breaks))
+	for l := range s.breaks {
+		out = append(out, l)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// Replace replaces the current stop: a neural session's counterfactual
+// (`set NAME = VALUE`); the next command continues from the edited stop.
+// The trace backend answers from the stop's position and ignores edits.
+func (s *Session) Replace(st Stop) { s.history[len(s.history)-1].Stop = st }
+
+// Back drops the last step (a neural session's undo) and returns the stop
+// it goes back to; false at the start.
+func (s *Session) Back() (Stop, bool) {
+	if len(s.history) <= 1 {
+		return s.Current(), false
+	}
+	s.history = s.history[:len(s.history)-1]
+	return s.Current(), true
+}
+
+// Do runs one command and returns where it stops. The session fills in the
+// breakpoints in effect; a Continue with breakpoints set is repeated while
+// the backend stops on a line that only shares its text with a breakpoint
+// line; an InvStepInto that lands on an inv_line_call position steps once
+// more (into the call's last state), so a user never rests there; a
+// reverse continue the backend does not support is emulated by
+// InvStepInto steps. Every step the backend took is in History.
+func (s *Session) Do(ctx context.Context, cmd Command) (Stop, error) {
+	if !cmd.Action.Valid() {
+		return s.Current(), fmt.Errorf("unknown action %q", cmd.Action)
+	}
+	cur := s.Current()
+	backward := cmd.Action.Inverse() || (cmd.Action == Continue && cmd.Backward)
+	if cur.IsExit() && !backward && cur.Exit != ExitInvEntry {
+		return cur, ErrExited
+	}
+	if cur.IsExit() && backward && cur.Exit == ExitInvEntry {
+		return cur, ErrAtStart
+	}
+	cmd.Breaks = s.Breaks()
+	if cmd.Action == Continue && !cmd.Backward && len(cmd.Breaks) == 1 {
+		cmd.Src, cmd.Line = s.Line(cmd.Breaks[0]), cmd.Breaks[0]
+	}
+	switch {
+	case cmd.Action == Continue && cmd.Backward:
+		st, err := s.next(ctx, cmd)
+		if !errors.Is(err, ErrUnsupported) {
+			return st, err
+		}
+		return s.emulateReverseContinue(ctx, cmd.Breaks)
+	case cmd.Action == Continue && len(cmd.Breaks) > 0, cmd.Action == Breakpoint && cmd.Line > 0:
+		for range maxRepeats {
+			st, err := s.next(ctx, cmd)
+			if err != nil || st.IsExit() || st.Event != tracer.EventLine && cmd.Action == Continue {
+				return st, err
+			}
+			if cmd.Action == Continue && s.breaks[st.Lineno] || cmd.Action == Breakpoint && st.Lineno == cmd.Line {
+				return st, nil
+			}
+		}
+		return s.Current(), fmt.Errorf("gave up after %d continues", maxRepeats)
+	case cmd.Action == InvStepInto:
+		st, err := s.next(ctx, cmd)
+		if err == nil && st.Event == KindInvLineCall {
+			st, err = s.next(ctx, cmd)
+		}
+		return st, err
+	}
+	return s.next(ctx, cmd)
+}
+
+func (s *Session) next(ctx context.Context, cmd Command) (Stop, error) {
+	st, err := s.b.Next(ctx, s.history, cmd)
+	if err != nil {
+		return s.Current(), err
+	}
+	s.history = append(s.history, Step{Command: cmd, Stop: st})
+	return st, nil
+}
+
+func (s *Session) emulateReverseContinue(ctx context.Context, breaks []int) (Stop, error) {
+	step := Command{Action: InvStepInto, Breaks: breaks}
+	for range maxRepeats {
+		st, err := s.next(ctx, step)
+		if err != nil || st.IsExit() {
+			return st, err
+		}
+		if st.Event == tracer.EventLine && slices.Contains(breaks, st.Lineno) {
+			return st, nil
+		}
+	}
+	return s.Current(), fmt.Errorf("gave up after %d reverse steps", maxRepeats)
+}
+
+// Stack is the call stack at the current stop, outermost first. Without an
+// Inspector backend it is rebuilt from the history (callers that were
+// jumped over are then missing).
+func (s *Session) Stack() []tracer.State {
+	cur := s.Current()
+	if cur.IsExit() {
+		return nil
+	}
+	if in, ok := s.b.(Inspector); ok {
+		return in.Stack(cur)
+	}
+	var stack []tracer.State
+	for _, h := range s.history {
+		st := h.Stop
+		if st.IsExit() {
+			stack = stack[:0]
+			continue
+		}
+		for len(stack) > 0 && stack[len(stack)-1].Depth >= st.Depth {
+			stack = stack[:len(stack)-1]
+		}
+		stack = append(stack, st.State)
+	}
+	return stack
+}
+
+// Args are the current function's arguments: the locals of its call state
+// (an Inspector's, else the latest call stop of the same frame in history).
+func (s *Session) Args() (tracer.Locals, bool) {
+	cur := s.Current()
+	if cur.IsExit() {
+		return nil, false
+	}
+	if in, ok := s.b.(Inspector); ok {
+		c, ok := in.CallOf(cur)
+		return c.Locals, ok
+	}
+	for i := len(s.history) - 1; i >= 0; i-- {
+		st := s.history[i].Stop
+		if st.Event == tracer.EventCall && st.Function == cur.Function && st.Depth == cur.Depth {
+			return st.Locals, true
+		}
+	}
+	return nil, false
+}

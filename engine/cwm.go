@@ -1,0 +1,392 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"ndb/debugger"
+	"ndb/format"
+	"ndb/tracer"
+)
+
+// CWM is the debugger.Backend of the cwm engine: CWM's own trace format
+// (SPEC section 5), which has no actions. The backend keeps one predicted
+// rollout, frame after frame from the entry's call, as CWM's demo does:
+// step_into predicts one frame; step_over, step_return, breakpoint and
+// continue predict frames until their target; backward commands move
+// within the frames already predicted. The rollout is the context of every
+// prediction; a history that went back (back, or a backward command) cuts
+// it there.
+//
+// A CWM backend belongs to one session; a mutex serialises its methods.
+type CWM struct {
+	prog      tracer.Program
+	source    string
+	ix        *sourceIndex
+	pred      Predictor
+	entryLine int
+	start     debugger.Stop
+
+	// MaxRollout bounds the frames one command may predict; continue then
+	// stops with exit never.
+	MaxRollout int
+
+	mu       sync.Mutex
+	base     Draw
+	resample bool
+	draws    uint64
+	frames   []cwmState // the rollout
+	marks    []int      // marks[i]: the rollout index of history[i]'s stop
+	lastRaw  string
+}
+
+// cwmState is one predicted frame, placed.
+type cwmState struct {
+	st    tracer.State // Frame is a synthetic activation id
+	ended bool         // the model wrote <|end_of_text|> after this frame
+}
+
+// NewCWM returns a CWM backend for p over pred.
+func NewCWM(p tracer.Program, pred Predictor, base Draw) (*CWM, error) {
+	if pred == nil {
+		return nil, errors.New("engine: no predictor")
+	}
+	source := programSource(p)
+	if format.ContainsSpecialToken(source) {
+		return nil, errors.New("engine: the program text contains a special token of the model's format")
+	}
+	b := &CWM{prog: p, source: source, ix: newSourceIndex(source), pred: pred, base: base, MaxRollout: 500}
+	st, _, err := staticStart(b.ix, p)
+	if err != nil {
+		return nil, err
+	}
+	st.Frame = 1
+	b.start, b.entryLine = st, st.Lineno
+	return b, nil
+}
+
+// Source is the program text line numbers refer to.
+func (b *CWM) Source() string { return b.source }
+
+// Program is the program this backend predicts.
+func (b *CWM) Program() tracer.Program { return b.prog }
+
+// Resample makes the next predicted frame a sample (ResampleDraw).
+func (b *CWM) Resample() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.resample = true
+}
+
+// LastRaw is the text the predictor wrote for the latest frame.
+func (b *CWM) LastRaw() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.lastRaw
+}
+
+// Start returns the entry's call (or a script's first line); it is known.
+func (b *CWM) Start(ctx context.Context) (debugger.Stop, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.frames = []cwmState{{st: b.start.State}}
+	b.marks = []int{0}
+	return b.start, nil
+}
+
+// sync cuts the rollout to the history's last stop and returns its index.
+// An edited stop (set) replaces the rollout's frame, so the next prediction
+// continues from the edited state.
+func (b *CWM) sync(history []debugger.Step) (int, error) {
+	n := len(history)
+	if n > len(b.marks) || len(b.frames) == 0 {
+		return 0, errors.New("engine: cwm: the history is not this backend's")
+	}
+	b.marks = b.marks[:n]
+	pos := b.marks[n-1]
+	last := history[n-1].Stop
+	if last.IsExit() {
+		return pos, nil
+	}
+	b.frames = b.frames[:pos+1]
+	id := b.frames[pos].st.Frame
+	b.frames[pos].st = last.State
+	b.frames[pos].st.Frame = id
+	if b.frames[pos].st.Event == debugger.KindInvLineCall {
+		b.frames[pos].st.Event = tracer.EventLine
+	}
+	b.frames[pos].ended = false
+	return pos, nil
+}
+
+func (b *CWM) stopAt(pos int) debugger.Stop {
+	if pos < 0 {
+		return debugger.Stop{State: tracer.State{Event: debugger.EventExit}, Exit: debugger.ExitInvEntry, Index: -1}
+	}
+	s := b.frames[pos].st
+	s.Frame = 0
+	return debugger.Stop{State: s, Index: -1}
+}
+
+// exitStop is the exit after the model ended the trace at frame pos.
+func (b *CWM) exitStop(pos int) debugger.Stop {
+	st := debugger.Stop{State: tracer.State{Event: debugger.EventExit}, Exit: tracer.ExitNormal, Index: -1}
+	if last := b.frames[pos].st; last.Event == tracer.EventException && last.Depth == 0 {
+		st.Exit, st.Arg = tracer.ExitError, last.Arg
+	}
+	return st
+}
+
+// Next answers cmd after history (see debugger.Backend).
+func (b *CWM) Next(ctx context.Context, history []debugger.Step, cmd debugger.Command) (debugger.Stop, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(history) == 0 {
+		return debugger.Stop{}, errors.New("engine: empty history")
+	}
+	pos, err := b.sync(history)
+	if err != nil {
+		return debugger.Stop{}, err
+	}
+	cur := history[len(history)-1].Stop
+	backward := cmd.Action.Inverse() || cmd.Action == debugger.Continue && cmd.Backward
+	if cur.IsExit() {
+		switch {
+		case cur.Exit == debugger.ExitInvEntry && !backward:
+			b.frames, b.marks = b.frames[:1], append(b.marks, 0)
+			return b.stopAt(0), nil
+		case cur.Exit == debugger.ExitInvEntry || !backward:
+			return debugger.Stop{}, debugger.ErrExited
+		}
+		// Backward from the end: the rollout is still there.
+		cur = b.stopAt(pos)
+		if !b.frames[pos].ended {
+			return debugger.Stop{}, ErrBackFromEnd
+		}
+		if cmd.Action == debugger.InvStepInto || cmd.Action == debugger.InvStepOver {
+			b.marks = append(b.marks, pos)
+			return cur, nil
+		}
+	}
+	if backward {
+		q := b.back(pos, cmd)
+		b.marks = append(b.marks, max(q, 0))
+		if q < 0 {
+			b.marks[len(b.marks)-1] = 0
+		}
+		return b.stopAt(q), nil
+	}
+	d := cur.Depth
+	breaks := map[int]bool{}
+	for _, l := range cmd.Breaks {
+		breaks[l] = true
+	}
+	var done func(s tracer.State) bool
+	switch cmd.Action {
+	case debugger.StepInto:
+		done = func(tracer.State) bool { return true }
+	case debugger.StepOver:
+		done = func(s tracer.State) bool {
+			if cur.Event == tracer.EventReturn {
+				return s.Depth < d
+			}
+			if cmd.Until && s.Depth == d && s.Event == tracer.EventLine {
+				if cmd.Line > 0 {
+					return s.Lineno >= cmd.Line
+				}
+				return s.Lineno > cur.Lineno
+			}
+			return s.Depth < d || s.Depth == d && (!cmd.Until || s.Event == tracer.EventReturn)
+		}
+	case debugger.StepReturn:
+		done = func(s tracer.State) bool {
+			if cur.Event == tracer.EventReturn {
+				return s.Depth < d && s.Event == tracer.EventReturn || s.Depth < d-1
+			}
+			return s.Depth == d && s.Event == tracer.EventReturn || s.Depth < d
+		}
+	case debugger.Breakpoint:
+		src := cmd.Src
+		if src == "" {
+			src = b.ix.line(cmd.Line)
+		}
+		done = func(s tracer.State) bool { return s.Src == src && (cmd.Line == 0 || s.Lineno == cmd.Line) }
+	case debugger.Continue:
+		done = func(s tracer.State) bool { return s.Event == tracer.EventLine && breaks[s.Lineno] }
+	default:
+		return debugger.Stop{}, fmt.Errorf("engine: unknown action %q", cmd.Action)
+	}
+	limit := max(b.MaxRollout, 1)
+	for range limit {
+		if b.frames[pos].ended {
+			b.marks = append(b.marks, pos)
+			return b.exitStop(pos), nil
+		}
+		if err := b.predictNext(ctx, pos); err != nil {
+			return debugger.Stop{}, err
+		}
+		pos++
+		if b.frames[pos].ended && b.frames[pos].st.Event == "" { // the end itself
+			b.frames = b.frames[:pos]
+			pos--
+			b.frames[pos].ended = true
+			b.marks = append(b.marks, pos)
+			return b.exitStop(pos), nil
+		}
+		if done(b.frames[pos].st) {
+			b.marks = append(b.marks, pos)
+			return b.stopAt(pos), nil
+		}
+	}
+	b.marks = append(b.marks, pos)
+	if cmd.Action == debugger.Continue {
+		return debugger.Stop{State: tracer.State{Event: debugger.EventExit, Arg: "rollout limit"}, Exit: tracer.ExitNever, Index: -1}, nil
+	}
+	return b.stopAt(pos), nil
+}
+
+// back moves backwards within the rollout: -1 is before the entry.
+func (b *CWM) back(pos int, cmd debugger.Command) int {
+	cur := b.frames[pos].st
+	switch {
+	case cmd.Action == debugger.InvStepInto:
+		return pos - 1
+	case cmd.Action == debugger.InvStepOver:
+		for q := pos - 1; q >= 0; q-- {
+			if b.frames[q].st.Depth <= cur.Depth {
+				return q
+			}
+		}
+		return -1
+	case cmd.Action == debugger.InvStepCall:
+		if cur.Event == tracer.EventCall {
+			pos-- // already at the call: the caller's
+			if pos < 0 {
+				return -1
+			}
+			cur = b.frames[pos].st
+		}
+		for q := pos; q >= 0; q-- {
+			if s := b.frames[q].st; s.Frame == cur.Frame && s.Event == tracer.EventCall {
+				return q
+			}
+		}
+		return -1
+	default: // reverse continue
+		set := map[int]bool{}
+		for _, l := range cmd.Breaks {
+			set[l] = true
+		}
+		for q := pos - 1; q >= 0; q-- {
+			if s := b.frames[q].st; s.Event == tracer.EventLine && set[s.Lineno] {
+				return q
+			}
+		}
+		return -1
+	}
+}
+
+// prompt is the CWM text of the rollout up to and including frame pos.
+func (b *CWM) prompt(pos int) (string, error) {
+	states := make([]tracer.State, pos+1)
+	for i := range states {
+		states[i] = b.frames[i].st
+	}
+	var sb strings.Builder
+	p, err := format.CWMPrompt(b.source, b.entryLine)
+	if err != nil {
+		return "", err
+	}
+	sb.WriteString(p)
+	for i, f := range format.CWMFrames(states) {
+		t, err := format.CWMFrameText(f)
+		if err != nil {
+			return "", fmt.Errorf("frame %d: %w", i, err)
+		}
+		sb.WriteString(t)
+	}
+	return sb.String(), nil
+}
+
+// predictNext appends the predicted frame after pos (the rollout must end
+// at pos). The end of the trace is appended as an empty state with ended.
+func (b *CWM) predictNext(ctx context.Context, pos int) error {
+	prompt, err := b.prompt(pos)
+	if err != nil {
+		return err
+	}
+	d := b.base
+	if b.resample {
+		b.resample, b.draws = false, b.draws+1
+		d = ResampleDraw
+		d.Seed = b.draws
+	}
+	outs, err := b.pred.Predict(ctx, prompt, 1, d)
+	if err != nil {
+		return err
+	}
+	if len(outs) == 0 {
+		return errors.New("engine: the predictor returned nothing")
+	}
+	b.lastRaw = outs[0]
+	text := outs[0]
+	if t := strings.TrimSpace(text); t == "" || strings.HasPrefix(t, format.TokEndOfText) {
+		b.frames = append(b.frames, cwmState{ended: true})
+		return nil
+	}
+	if !strings.HasSuffix(text, format.TokFrameSep) {
+		text += format.TokFrameSep
+	}
+	f, _, _, err := format.ParseCWMFrame(strings.TrimLeft(text, " \n"))
+	if err != nil {
+		return fmt.Errorf("engine: the model wrote no valid CWM frame: %w", err)
+	}
+	// Place it as a step_into from the previous frame.
+	hist := make([]debugger.Step, pos+1)
+	for i := range hist {
+		hist[i].Stop = debugger.Stop{State: b.frames[i].st}
+	}
+	s := tracer.State{Event: f.Event, Src: f.Src, Arg: f.Arg}
+	cur := debugger.Stop{State: b.frames[pos].st}
+	b.ix.place(&s, cur, stackOf(hist), debugger.StepInto, 0)
+	s.Frame = b.activation(pos, s)
+	if s.Event == tracer.EventCall || s.Event == tracer.EventLine {
+		var prev tracer.Locals
+		for q := pos; q >= 0; q-- {
+			if p := b.frames[q].st; p.Frame == s.Frame && (p.Event == tracer.EventCall || p.Event == tracer.EventLine) {
+				prev = p.Locals
+				break
+			}
+		}
+		s.Locals = format.MergeCWMLocals(prev, f)
+	}
+	b.frames = append(b.frames, cwmState{st: s})
+	return nil
+}
+
+// activation gives s the id of its Python frame: a new one for a call,
+// else the latest frame at its depth.
+func (b *CWM) activation(pos int, s tracer.State) int {
+	maxID := 0
+	for q := 0; q <= pos; q++ {
+		maxID = max(maxID, b.frames[q].st.Frame)
+	}
+	if s.Event == tracer.EventCall {
+		return maxID + 1
+	}
+	for q := pos; q >= 0; q-- {
+		if p := b.frames[q].st; p.Depth == s.Depth {
+			if p.Event == tracer.EventReturn && p.Depth > 0 && q == pos {
+				continue
+			}
+			return p.Frame
+		}
+		if b.frames[q].st.Depth < s.Depth {
+			break
+		}
+	}
+	return maxID + 1
+}

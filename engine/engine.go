@@ -1,0 +1,290 @@
+// Package engine holds ndb's engines, the debugger.Backends that answer a
+// debugging session, chosen by name with New:
+//
+//   - real: runs the program once under the tracer (its limits) and answers
+//     every command from that trace, exactly as pdb would (debugger.TraceBackend);
+//   - model: ndb's own Go model (model/infer) predicts every stop in ndb's
+//     format; the default engine; without a model path, the default model;
+//   - openai: the same prompts sent to any OpenAI-compatible /v1/completions
+//     endpoint (vLLM, llama.cpp's server, Ollama);
+//   - cwm: that endpoint with CWM's own trace format, jumps rolled out frame
+//     by frame.
+//
+// Model engines never run the user's program; only real does (and Verify,
+// which uses a real engine).
+//
+// An Engine is safe for concurrent use: servers open many sessions on one.
+// Each Backend it opens belongs to one session.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"ndb/debugger"
+	"ndb/engine/openai"
+	"ndb/model/infer"
+	"ndb/tracer"
+)
+
+// Program is what to debug: a script, or one call of a function it defines.
+// (An alias, so front ends need not import the tracer.)
+type Program = tracer.Program
+
+// Engine names.
+const (
+	Real    = "real"
+	Model   = "model"
+	OpenAI  = "openai"
+	CWMName = "cwm"
+)
+
+// Default is the engine used when none is named.
+const Default = Model
+
+// Names lists the engines New knows, in documentation order.
+func Names() []string { return []string{Real, Model, OpenAI, CWMName} }
+
+// Engine opens backends for programs.
+type Engine interface {
+	// Name is the engine's name as New takes it.
+	Name() string
+	// Open returns a backend for p, ready for debugger.NewSession.
+	Open(ctx context.Context, p Program) (debugger.Backend, error)
+	// Close releases what the engine holds (tracer workers).
+	Close() error
+}
+
+// Options configure New. Zero fields take defaults.
+type Options struct {
+	// Model is the model file of the model engine ("" = infer.Default: the
+	// file in $NDB_MODEL, else the embedded default model).
+	Model string
+	// Predictor, if set, replaces the model of the model engine (tests,
+	// custom runtimes).
+	Predictor Predictor
+	// OpenAI configures the openai and cwm engines; empty fields are read
+	// from NDB_OPENAI_BASE_URL, NDB_OPENAI_MODEL and NDB_OPENAI_API_KEY.
+	OpenAI openai.Config
+	// Draw is how ordinary predictions decode (zero: greedy).
+	Draw Draw
+	// Python is the interpreter of the real engine and of Verify.
+	Python string
+	// Limits bound each traced run (zero fields: the tracer's defaults).
+	Limits tracer.Limits
+	// Workers is how many tracer workers the real engine keeps (default 2):
+	// sessions trace once at start, so a few serve many sessions.
+	Workers int
+}
+
+// New returns the engine called name.
+func New(name string, opts Options) (Engine, error) {
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case Real:
+		return NewReal(opts), nil
+	case Model, "":
+		pred := opts.Predictor
+		if pred == nil {
+			var p *infer.Predictor
+			var err error
+			if opts.Model != "" {
+				p, err = infer.Load(opts.Model)
+			} else {
+				p, err = infer.Default()
+			}
+			if err != nil {
+				return nil, fmt.Errorf("engine model: %w", err)
+			}
+			pred = InferPredictor{P: p}
+		}
+		return &neuralEngine{name: Model, pred: pred, draw: opts.Draw}, nil
+	case OpenAI, CWMName:
+		cfg := withEnv(opts.OpenAI)
+		c, err := openai.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		n := strings.ToLower(strings.TrimSpace(name))
+		return &neuralEngine{name: n, pred: &OpenAIPredictor{C: c, CWM: n == CWMName}, draw: opts.Draw, cwm: n == CWMName}, nil
+	}
+	return nil, fmt.Errorf("unknown engine %q (have: %s)", name, strings.Join(Names(), ", "))
+}
+
+// withEnv fills empty fields of cfg from the environment.
+func withEnv(cfg openai.Config) openai.Config {
+	env := openai.ConfigFromEnv()
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = env.BaseURL
+	}
+	if cfg.Model == "" {
+		cfg.Model = env.Model
+	}
+	if cfg.APIKey == "" {
+		cfg.APIKey = env.APIKey
+	}
+	return cfg
+}
+
+// neuralEngine opens Neural or CWM backends over one shared predictor.
+type neuralEngine struct {
+	name string
+	pred Predictor
+	draw Draw
+	cwm  bool
+}
+
+func (e *neuralEngine) Name() string { return e.name }
+func (e *neuralEngine) Close() error { return nil }
+
+func (e *neuralEngine) Open(ctx context.Context, p Program) (debugger.Backend, error) {
+	if e.cwm {
+		return NewCWM(p, e.pred, e.draw)
+	}
+	return NewNeural(p, e.pred, e.draw)
+}
+
+// NewNeuralEngine returns an engine named name that predicts with pred in
+// ndb's format (or CWM's, with cwm set).
+func NewNeuralEngine(name string, pred Predictor, draw Draw, cwm bool) Engine {
+	return &neuralEngine{name: name, pred: pred, draw: draw, cwm: cwm}
+}
+
+// RealEngine is the real engine: a pool of tracer workers, started on
+// demand, each tracing one program at a time.
+type RealEngine struct {
+	opts tracer.Options
+	idle chan *tracer.Tracer
+	slot chan struct{} // a token per worker that may still be started
+	done chan struct{}
+}
+
+// NewReal returns a real engine with opts.Workers workers (default 2).
+func NewReal(opts Options) *RealEngine {
+	n := opts.Workers
+	if n <= 0 {
+		n = 2
+	}
+	e := &RealEngine{opts: tracer.Options{Python: opts.Python, Limits: opts.Limits},
+		idle: make(chan *tracer.Tracer, n), slot: make(chan struct{}, n), done: make(chan struct{})}
+	for range n {
+		e.slot <- struct{}{}
+	}
+	return e
+}
+
+// Name is "real".
+func (e *RealEngine) Name() string { return Real }
+
+// Trace runs p under the tracer's limits on a pooled worker.
+func (e *RealEngine) Trace(ctx context.Context, p Program) (*tracer.Trace, error) {
+	var t *tracer.Tracer
+	select {
+	case t = <-e.idle:
+	default:
+		select {
+		case t = <-e.idle:
+		case <-e.slot:
+			var err error
+			if t, err = tracer.New(e.opts); err != nil {
+				e.slot <- struct{}{}
+				return nil, err
+			}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-e.done:
+			return nil, errors.New("engine: closed")
+		}
+	}
+	tr, err := t.Trace(ctx, p)
+	if err != nil && ctx.Err() == nil {
+		// The worker may be dead: replace it rather than pool it.
+		t.Close()
+		e.slot <- struct{}{}
+		return nil, err
+	}
+	select {
+	case <-e.done: // closed meanwhile: do not pool it
+		t.Close()
+	default:
+		e.idle <- t
+	}
+	return tr, err
+}
+
+// Open traces p and returns a backend over its trace.
+func (e *RealEngine) Open(ctx context.Context, p Program) (debugger.Backend, error) {
+	tr, err := e.Trace(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return debugger.NewTraceBackend(tr), nil
+}
+
+// Close stops the idle workers; busy ones stop when their Trace returns.
+func (e *RealEngine) Close() error {
+	select {
+	case <-e.done:
+		return nil
+	default:
+	}
+	close(e.done)
+	var errs []error
+	for {
+		select {
+		case t := <-e.idle:
+			errs = append(errs, t.Close())
+		case <-time.After(10 * time.Millisecond):
+			return errors.Join(errs...)
+		}
+	}
+}
+
+// InferPredictor adapts ndb's Go model runtime to Predictor.
+type InferPredictor struct{ P *infer.Predictor }
+
+// Predict samples k frames (constrained decoding keeps them well-formed).
+func (p InferPredictor) Predict(ctx context.Context, prompt string, k int, d Draw) ([]string, error) {
+	return p.P.Sample(ctx, prompt, k, infer.SampleOptions{Temperature: d.Temperature, TopP: d.TopP, Seed: d.Seed})
+}
+
+// OpenAIPredictor sends prompts to an OpenAI-compatible endpoint, with the
+// stop sequences of ndb's format (a frame ends at <|action_sep|> or, for an
+// exit, <|end_of_text|>) or of CWM's (<|frame_sep|>, <|end_of_text|>).
+type OpenAIPredictor struct {
+	C         *openai.Client
+	CWM       bool
+	MaxTokens int // per frame; 0 means 1024
+}
+
+// Predict asks for k completions.
+func (p *OpenAIPredictor) Predict(ctx context.Context, prompt string, k int, d Draw) ([]string, error) {
+	stop := []string{"<|action_sep|>", "<|end_of_text|>"}
+	if p.CWM {
+		stop = []string{"<|frame_sep|>", "<|end_of_text|>"}
+	}
+	mt := p.MaxTokens
+	if mt <= 0 {
+		mt = 1024
+	}
+	req := openai.Request{Prompt: prompt, MaxTokens: mt, Temperature: d.Temperature, TopP: d.TopP, Stop: stop, N: k}
+	if d.Seed != 0 {
+		s := int64(d.Seed)
+		req.Seed = &s
+	}
+	ch, err := p.C.Complete(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(ch))
+	for _, c := range ch {
+		text, _ := openai.CutAtStop(c.Text, stop)
+		if p.CWM && strings.TrimSpace(text) != "" {
+			text += "<|frame_sep|>"
+		}
+		out = append(out, text)
+	}
+	return out, nil
+}

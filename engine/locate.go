@@ -1,0 +1,396 @@
+package engine
+
+import (
+	"regexp"
+	"strings"
+
+	"ndb/debugger"
+	"ndb/tracer"
+)
+
+// A model's frame carries only a source line's text, an event and values;
+// the debugger also needs the line number, the function and the call depth.
+// sourceIndex finds them from the source text alone (the program is never
+// run), and place() picks among the candidates with the call stack of the
+// history, the event that came before and the action.
+
+// sourceIndex knows, for every line of a program, which code object a line
+// event on it belongs to.
+type sourceIndex struct {
+	lines []string                   // 1-based: lines[n-1]
+	scope []string                   // function (code name) whose line events fire on line n; "" for blank or continuation lines
+	def   map[int]string             // header lines: def/class line -> the name of the code object it opens
+	calls map[string]map[string]bool // function -> the defined functions its lines call (by name)
+}
+
+var headerRE = regexp.MustCompile(`^\s*(?:async\s+)?(def|class)\s+([A-Za-z_][A-Za-z_0-9]*)`)
+
+// newSourceIndex scans source: a stack of def/class blocks by indentation,
+// skipping lines inside brackets or triple-quoted strings (continuations).
+func newSourceIndex(source string) *sourceIndex {
+	ix := &sourceIndex{lines: debugger.SourceLines(source), def: map[int]string{}}
+	ix.scope = make([]string, len(ix.lines))
+	type block struct {
+		indent int
+		name   string
+	}
+	var stack []block
+	var sc lexState
+	for i, l := range ix.lines {
+		continuation := sc.open()
+		sc.scan(l)
+		t := strings.TrimSpace(l)
+		if continuation || t == "" || t[0] == '#' {
+			continue
+		}
+		indent := len(l) - len(strings.TrimLeft(l, " \t"))
+		for len(stack) > 0 && stack[len(stack)-1].indent >= indent {
+			stack = stack[:len(stack)-1]
+		}
+		ix.scope[i] = "<module>"
+		if len(stack) > 0 {
+			ix.scope[i] = stack[len(stack)-1].name
+		}
+		if m := headerRE.FindStringSubmatch(l); m != nil {
+			ix.def[i+1] = m[2]
+			stack = append(stack, block{indent, m[2]})
+		}
+	}
+	ix.calls = map[string]map[string]bool{}
+	for _, name := range ix.def {
+		re := regexp.MustCompile(`(^|[^A-Za-z_0-9.])` + regexp.QuoteMeta(name) + `\s*\(`)
+		for i, l := range ix.lines {
+			if ix.def[i+1] == name || !re.MatchString(l) {
+				continue
+			}
+			caller := ix.scope[i]
+			for j := i; caller == "" && j > 0; j-- { // a continuation line: its statement's scope
+				caller = ix.scope[j-1]
+			}
+			if ix.calls[caller] == nil {
+				ix.calls[caller] = map[string]bool{}
+			}
+			ix.calls[caller][name] = true
+		}
+	}
+	return ix
+}
+
+// callDistance is the fewest calls from function from to function to in the
+// static call graph (0 when equal); false when none leads there.
+func (ix *sourceIndex) callDistance(from, to string) (int, bool) {
+	if from == to {
+		return 0, true
+	}
+	seen := map[string]bool{from: true}
+	frontier := []string{from}
+	for dist := 1; len(frontier) > 0 && dist <= 64; dist++ {
+		var next []string
+		for _, f := range frontier {
+			for g := range ix.calls[f] {
+				if g == to {
+					return dist, true
+				}
+				if !seen[g] {
+					seen[g] = true
+					next = append(next, g)
+				}
+			}
+		}
+		frontier = next
+	}
+	return 0, false
+}
+
+// lexState follows brackets and strings across lines.
+type lexState struct {
+	depth  int    // open brackets
+	triple string // the open triple quote, if any
+}
+
+func (s *lexState) open() bool { return s.depth > 0 || s.triple != "" }
+
+func (s *lexState) scan(l string) {
+	for i := 0; i < len(l); i++ {
+		if s.triple != "" {
+			if strings.HasPrefix(l[i:], s.triple) {
+				i += 2
+				s.triple = ""
+			}
+			continue
+		}
+		switch c := l[i]; c {
+		case '#':
+			return
+		case '(', '[', '{':
+			s.depth++
+		case ')', ']', '}':
+			if s.depth > 0 {
+				s.depth--
+			}
+		case '\'', '"':
+			if q := l[i : i+1]; strings.HasPrefix(l[i:], q+q+q) {
+				s.triple = q + q + q
+				i += 2
+				continue
+			}
+			for i++; i < len(l) && l[i] != c; i++ {
+				if l[i] == '\\' {
+					i++
+				}
+			}
+		}
+	}
+}
+
+// line returns the text of line n, "" out of range.
+func (ix *sourceIndex) line(n int) string {
+	if n < 1 || n > len(ix.lines) {
+		return ""
+	}
+	return ix.lines[n-1]
+}
+
+// function is the code name of a state of event ev on line n.
+func (ix *sourceIndex) function(ev string, n int) string {
+	if ev == tracer.EventCall {
+		if name, ok := ix.def[n]; ok {
+			return name
+		}
+		return anonymousName(ix.line(n))
+	}
+	if n < 1 || n > len(ix.scope) || ix.scope[n-1] == "" {
+		return ""
+	}
+	return ix.scope[n-1]
+}
+
+// anonymousName guesses the code name of a call event on a line that is no
+// def: a lambda or a comprehension (3.11 and earlier give them frames).
+func anonymousName(l string) string {
+	switch {
+	case strings.Contains(l, "lambda"):
+		return "<lambda>"
+	case strings.Contains(l, "[") && strings.Contains(l, " for "):
+		return "<listcomp>"
+	case strings.Contains(l, "{") && strings.Contains(l, " for ") && strings.Contains(l, ":"):
+		return "<dictcomp>"
+	case strings.Contains(l, "{") && strings.Contains(l, " for "):
+		return "<setcomp>"
+	case strings.Contains(l, " for "):
+		return "<genexpr>"
+	}
+	return "<unknown>"
+}
+
+// candidates lists the lines whose text is src: exactly, else with the
+// indentation ignored.
+func (ix *sourceIndex) candidates(src string) []int {
+	var out []int
+	for i, l := range ix.lines {
+		if l == src {
+			out = append(out, i+1)
+		}
+	}
+	if len(out) > 0 || strings.TrimSpace(src) == "" {
+		return out
+	}
+	t := strings.TrimSpace(src)
+	for i, l := range ix.lines {
+		if strings.TrimSpace(l) == t {
+			out = append(out, i+1)
+		}
+	}
+	return out
+}
+
+// frameRef is one entry of the call stack the history implies.
+type frameRef struct {
+	function string
+	lineno   int
+}
+
+// stackOf rebuilds the call stack at the end of history (index = depth),
+// as debugger.Session.Stack does: each stop replaces the entries at its
+// depth and below it. Depths the history jumped over are left unknown.
+func stackOf(history []debugger.Step) []frameRef {
+	var stack []frameRef
+	for _, h := range history {
+		st := h.Stop
+		if st.IsExit() {
+			stack = stack[:0]
+			continue
+		}
+		if st.Depth < 0 {
+			continue
+		}
+		for len(stack) <= st.Depth {
+			stack = append(stack, frameRef{})
+		}
+		stack = stack[:st.Depth+1]
+		stack[st.Depth] = frameRef{st.Function, st.Lineno}
+	}
+	return stack
+}
+
+// place fills in Lineno, Function and Depth of a predicted state s (Event,
+// Src and values set) reached from cur by action. It never fails: a line
+// the source does not have gets Lineno 0 and the enclosing guess.
+func (ix *sourceIndex) place(s *tracer.State, cur debugger.Stop, stack []frameRef, action debugger.Action, wantLine int) {
+	depths := nextDepths(cur.State, s.Event, action)
+	cands := ix.candidates(s.Src)
+	if wantLine > 0 {
+		for _, c := range cands {
+			if c == wantLine {
+				cands = []int{wantLine}
+				break
+			}
+		}
+	}
+	fnAt := func(d int) string {
+		if d >= 0 && d < len(stack) {
+			return stack[d].function
+		}
+		return ""
+	}
+	backward := action.Inverse()
+	// Prefer a (depth, line) pair where the line belongs to the function
+	// the stack has at that depth; a depth past the stack is a new frame.
+	for _, d := range depths {
+		if d < 0 || s.Event == tracer.EventCall && isJump(action) {
+			continue // a jump to a call: its depth comes from the call graph below
+		}
+		known := fnAt(d)
+		var fit []int
+		for _, c := range cands {
+			fn := ix.function(s.Event, c)
+			// A call opens a new frame at d; otherwise the line must belong
+			// to the frame the stack has there (or to a frame not seen yet).
+			if s.Event == tracer.EventCall || d > cur.Depth && d >= len(stack) || known == "" || fn == known || isAnon(known) {
+				fit = append(fit, c)
+			}
+		}
+		if len(fit) == 0 {
+			continue
+		}
+		s.Depth = d
+		s.Lineno = nearest(fit, cur.Lineno, backward, d == cur.Depth)
+		s.Function = ix.function(s.Event, s.Lineno)
+		if isAnon(known) && d < len(stack) && s.Event != tracer.EventCall {
+			s.Function = known
+		}
+		return
+	}
+	// Nothing fits the stack: trust the text, and for a jump into a call
+	// not seen yet, take the depth of the shortest static call path from
+	// the innermost frame that reaches its function.
+	s.Depth = max(depths[0], 0)
+	if len(cands) > 0 {
+		s.Lineno = nearest(cands, cur.Lineno, backward, false)
+		s.Function = ix.function(s.Event, s.Lineno)
+		if isJump(action) {
+			for k := min(cur.Depth, len(stack)-1); k >= 0; k-- {
+				n, ok := ix.callDistance(stack[k].function, s.Function)
+				if s.Event == tracer.EventCall {
+					n = max(n, 1) // a call opens a frame below its caller
+				}
+				if ok && n > 0 {
+					s.Depth = k + n
+					break
+				}
+			}
+		}
+	} else {
+		s.Lineno = 0
+		s.Function = fnAt(s.Depth)
+	}
+}
+
+func isJump(a debugger.Action) bool { return a == debugger.Breakpoint || a == debugger.Continue }
+
+func isAnon(fn string) bool { return strings.HasPrefix(fn, "<") && fn != "<module>" }
+
+// nearest picks among candidate lines: in the same frame, the first after
+// the current line going forwards (the last before it going backwards), as
+// code runs downwards except in loops; elsewhere the first.
+func nearest(cands []int, cur int, backward, sameFrame bool) int {
+	if !sameFrame {
+		return cands[0]
+	}
+	if backward {
+		for i := len(cands) - 1; i >= 0; i-- {
+			if cands[i] < cur {
+				return cands[i]
+			}
+		}
+		return cands[len(cands)-1]
+	}
+	for _, c := range cands {
+		if c > cur {
+			return c
+		}
+	}
+	return cands[0]
+}
+
+// nextDepths lists the call depths a state of event next can have after
+// cur and action, most likely first (SPEC sections 1-3 and settrace's order
+// of events).
+func nextDepths(cur tracer.State, next string, action debugger.Action) []int {
+	d := cur.Depth
+	call, line, ret, exc := tracer.EventCall, tracer.EventLine, tracer.EventReturn, tracer.EventException
+	switch action {
+	case debugger.StepInto:
+		switch {
+		case next == call && (cur.Event == ret || cur.Event == exc):
+			return []int{d, d + 1} // a second call made by the same caller line
+		case next == call:
+			return []int{d + 1}
+		case cur.Event == ret:
+			return []int{d - 1}
+		case cur.Event == exc && next == exc:
+			return []int{d - 1, d}
+		default:
+			return []int{d, d - 1}
+		}
+	case debugger.StepOver:
+		if cur.Event == ret || cur.Event == exc && next != line {
+			return []int{d - 1, d}
+		}
+		return []int{d, d - 1}
+	case debugger.StepReturn:
+		if cur.Event == ret || cur.Event == exc {
+			return []int{d - 1, d}
+		}
+		return []int{d, d - 1}
+	case debugger.InvStepInto:
+		switch {
+		case cur.Event == call && next == line:
+			return []int{d - 1}
+		case cur.Event == call:
+			return []int{d, d - 1}
+		case next == ret || next == exc:
+			if cur.Event == line {
+				return []int{d + 1, d}
+			}
+			return []int{d + 1, d}
+		default:
+			return []int{d, d - 1}
+		}
+	case debugger.InvStepOver, debugger.InvStepCall:
+		switch {
+		case cur.Event == call && (next == ret || next == exc):
+			return []int{d, d - 1} // the previous sibling call's end
+		case cur.Event == call:
+			return []int{d - 1, d}
+		}
+		return []int{d, d - 1}
+	}
+	// Jumps (breakpoint, continue): any frame on the stack, innermost
+	// first; place() finds the depth of a frame not on it.
+	out := []int{}
+	for k := d; k >= 0; k-- {
+		out = append(out, k)
+	}
+	return out
+}

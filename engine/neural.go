@@ -1,0 +1,421 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"ndb/debugger"
+	"ndb/format"
+	"ndb/tracer"
+)
+
+// Predictor writes what follows a prompt: k candidate continuations. For
+// ndb's format a continuation is one frame (format.FrameText); for CWM's,
+// one CWM frame up to its <|frame_sep|>, or <|end_of_text|>.
+type Predictor interface {
+	Predict(ctx context.Context, prompt string, k int, d Draw) ([]string, error)
+}
+
+// Draw says how to decode: the zero Draw is greedy.
+type Draw struct {
+	Temperature float64
+	TopP        float64
+	Seed        uint64
+}
+
+// ResampleDraw is how `resample` decodes: the paper's sampling
+// (temperature 0.6, top-p 0.95), with a fresh seed each time.
+var ResampleDraw = Draw{Temperature: 0.6, TopP: 0.95}
+
+// PredictorFunc adapts a function to Predictor (tests, wrappers).
+type PredictorFunc func(ctx context.Context, prompt string, k int, d Draw) ([]string, error)
+
+// Predict calls f.
+func (f PredictorFunc) Predict(ctx context.Context, prompt string, k int, d Draw) ([]string, error) {
+	return f(ctx, prompt, k, d)
+}
+
+// maxContextFrames bounds the frames of one prompt: older ones are dropped
+// (the segment then starts at a later stop, whose frame shows all locals).
+const maxContextFrames = 256
+
+// Neural is the debugger.Backend of the model and openai engines: every
+// stop is predicted in ndb's format (SPEC section 5) from the predicted
+// history, which is the context of each prediction; the program never
+// runs. Commands the format has no single action for are rolled out step by
+// step (pdb's until, continue with several breakpoints, reverse continue),
+// at most MaxRollout predictions each.
+//
+// A Neural backend belongs to one session; its methods are serialised by a
+// mutex so that a front end may call Resample from another goroutine.
+type Neural struct {
+	prog   tracer.Program
+	source string
+	ix     *sourceIndex
+	pred   Predictor
+	start  debugger.Stop
+	script bool
+
+	// MaxRollout bounds the predictions of one rolled-out command.
+	MaxRollout int
+
+	mu       sync.Mutex
+	draws    uint64 // how many resamples so far: the next seed
+	resample bool   // the next prediction is sampled (ResampleDraw), not greedy
+	base     Draw   // decoding of ordinary predictions
+	lastRaw  string
+}
+
+// NewNeural returns a backend predicting p's states with pred.
+func NewNeural(p tracer.Program, pred Predictor, base Draw) (*Neural, error) {
+	if pred == nil {
+		return nil, errors.New("engine: no predictor")
+	}
+	source := programSource(p)
+	if format.ContainsSpecialToken(source) {
+		return nil, errors.New("engine: the program text contains a special token of the model's format")
+	}
+	b := &Neural{prog: p, source: source, ix: newSourceIndex(source), pred: pred, base: base, MaxRollout: 200}
+	st, script, err := staticStart(b.ix, p)
+	if err != nil {
+		return nil, err
+	}
+	b.start, b.script = st, script
+	return b, nil
+}
+
+// programSource is the text line numbers refer to, as the tracer builds it.
+func programSource(p tracer.Program) string {
+	src := strings.ReplaceAll(strings.ReplaceAll(p.Source, "\r\n", "\n"), "\r", "\n")
+	if p.Call != "" {
+		return tracer.WrapCall(src, strings.TrimSpace(p.Call))
+	}
+	return src
+}
+
+// staticStart is the first stop, known without running anything: main's
+// call for a --call program (SPEC section 5), else the first line event of
+// the module as pdb shows it.
+func staticStart(ix *sourceIndex, p tracer.Program) (debugger.Stop, bool, error) {
+	if strings.ContainsAny(p.Call, "\r\n") {
+		return debugger.Stop{}, false, fmt.Errorf("engine: call %q must be a single line", p.Call)
+	}
+	if p.Call != "" {
+		for n := len(ix.lines); n >= 1; n-- {
+			if ix.lines[n-1] == "def main():" {
+				return debugger.Stop{State: tracer.State{Event: tracer.EventCall, Lineno: n, Function: "main",
+					Src: ix.lines[n-1]}, Index: -1}, false, nil
+			}
+		}
+		return debugger.Stop{}, false, errors.New("engine: wrapped program has no main")
+	}
+	for n := 1; n <= len(ix.lines); n++ {
+		if ix.scope[n-1] == "<module>" {
+			return debugger.Stop{State: tracer.State{Event: tracer.EventLine, Lineno: n, Function: "<module>",
+				Src: ix.lines[n-1]}, Index: -1}, true, nil
+		}
+	}
+	return debugger.Stop{}, false, errors.New("engine: the program has no statement")
+}
+
+// Source is the program text line numbers refer to.
+func (b *Neural) Source() string { return b.source }
+
+// Program is the program this backend predicts (for verify).
+func (b *Neural) Program() tracer.Program { return b.prog }
+
+// Start returns the first stop (not predicted: it is known).
+func (b *Neural) Start(ctx context.Context) (debugger.Stop, error) { return b.start, nil }
+
+// Resample makes the next prediction a sample (ResampleDraw with a fresh
+// seed) instead of the greedy answer.
+func (b *Neural) Resample() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.resample = true
+}
+
+// LastRaw is the text the predictor wrote for the latest prediction.
+func (b *Neural) LastRaw() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.lastRaw
+}
+
+// ErrBackFromEnd says a model cannot step backwards from a forward exit.
+var ErrBackFromEnd = errors.New("a model engine cannot step back from the program's end (its text has no state there); use back to undo")
+
+// Next predicts the stop after cmd (see debugger.Backend).
+func (b *Neural) Next(ctx context.Context, history []debugger.Step, cmd debugger.Command) (debugger.Stop, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(history) == 0 {
+		return debugger.Stop{}, errors.New("engine: empty history")
+	}
+	cur := history[len(history)-1].Stop
+	backward := cmd.Action.Inverse() || cmd.Action == debugger.Continue && cmd.Backward
+	if cur.IsExit() {
+		switch {
+		case cur.Exit == debugger.ExitInvEntry && !backward:
+			return b.start, nil
+		case backward && cur.Exit != debugger.ExitInvEntry:
+			return debugger.Stop{}, ErrBackFromEnd
+		default:
+			return debugger.Stop{}, debugger.ErrExited
+		}
+	}
+	hist := append([]debugger.Step(nil), history...)
+	one := func(step format.Step, wantLine int) (debugger.Stop, error) {
+		st, err := b.predict(ctx, hist, step, wantLine)
+		if err != nil {
+			return st, err
+		}
+		hist = append(hist, debugger.Step{Command: debugger.Command{Action: step.Action, Src: step.Src}, Stop: st})
+		return st, nil
+	}
+	breaks := map[int]bool{}
+	for _, l := range cmd.Breaks {
+		breaks[l] = true
+	}
+	switch {
+	case cmd.Action == debugger.Breakpoint:
+		src := cmd.Src
+		if src == "" {
+			src = b.ix.line(cmd.Line)
+		}
+		return one(format.Step{Action: debugger.Breakpoint, Src: src}, cmd.Line)
+	case cmd.Action == debugger.Continue && cmd.Backward:
+		return b.rollout(one, debugger.InvStepInto, func(st debugger.Stop) bool {
+			return st.Event == tracer.EventLine && breaks[st.Lineno]
+		})
+	case cmd.Action == debugger.Continue && cmd.Src != "":
+		return one(format.Step{Action: debugger.Breakpoint, Src: cmd.Src}, cmd.Line)
+	case cmd.Action == debugger.Continue && len(breaks) > 1:
+		return b.rollout(one, debugger.StepInto, func(st debugger.Stop) bool {
+			return st.Event == tracer.EventLine && breaks[st.Lineno]
+		})
+	case cmd.Action == debugger.StepOver && cmd.Until:
+		return b.rollout(one, debugger.StepOver, func(st debugger.Stop) bool {
+			switch {
+			case st.Depth < cur.Depth, st.Event == tracer.EventReturn && st.Depth == cur.Depth:
+				return true
+			case st.Event != tracer.EventLine || st.Depth != cur.Depth:
+				return false
+			case cmd.Line > 0:
+				return st.Lineno >= cmd.Line
+			}
+			return st.Lineno > cur.Lineno
+		})
+	case cmd.Action.Valid():
+		return one(format.Step{Action: cmd.Action}, 0)
+	}
+	return debugger.Stop{}, fmt.Errorf("engine: unknown action %q", cmd.Action)
+}
+
+// rollout repeats action until done holds or an exit, at most MaxRollout
+// times; it then answers the last stop reached.
+func (b *Neural) rollout(one func(format.Step, int) (debugger.Stop, error), a debugger.Action, done func(debugger.Stop) bool) (debugger.Stop, error) {
+	var st debugger.Stop
+	for range max(b.MaxRollout, 1) {
+		var err error
+		if st, err = one(format.Step{Action: a}, 0); err != nil {
+			return st, err
+		}
+		if st.IsExit() || done(st) {
+			return st, nil
+		}
+	}
+	return st, nil
+}
+
+// stepOf is the format action a history entry was reached by, when the
+// format has one that says exactly where it went.
+func stepOf(c debugger.Command, st debugger.Stop) (format.Step, bool) {
+	switch {
+	case c.Action == "":
+		return format.Step{}, false
+	case c.Action == debugger.Breakpoint:
+		return format.Step{Action: debugger.Breakpoint, Src: c.Src}, c.Src != ""
+	case c.Action == debugger.Continue && c.Backward, c.Until:
+		return format.Step{}, false
+	case c.Action == debugger.Continue && st.IsExit():
+		return format.Step{Action: debugger.Continue}, true
+	case c.Action == debugger.Continue && len(c.Breaks) > 0:
+		// It stopped at the first hit of a breakpoint line: that is
+		// exactly `breakpoint SRC` of the line it stopped on.
+		return format.Step{Action: debugger.Breakpoint, Src: st.Src}, st.Event == tracer.EventLine
+	}
+	return format.Step{Action: c.Action}, c.Action.Valid()
+}
+
+// segment is the context of a prediction in one direction: the longest
+// tail of hist whose steps the format can write in that direction, at most
+// maxContextFrames stops.
+func segment(hist []debugger.Step, inverse bool) (stops []debugger.Stop, steps []format.Step, first int) {
+	n := len(hist)
+	i := n - 1
+	for i > 0 && n-i < maxContextFrames {
+		step, ok := stepOf(hist[i].Command, hist[i].Stop)
+		prev := hist[i-1].Stop
+		if !ok || step.Action.Inverse() != inverse || prev.IsExit() ||
+			(!inverse && (prev.Event == debugger.KindInvLineCall || hist[i].Stop.Event == debugger.KindInvLineCall)) {
+			break
+		}
+		i--
+	}
+	for k := i; k < n; k++ {
+		stops = append(stops, hist[k].Stop)
+		if k > i {
+			s, _ := stepOf(hist[k].Command, hist[k].Stop)
+			steps = append(steps, s)
+		}
+	}
+	return stops, steps, i
+}
+
+// stateOf is the tracer state a stop shows, and whether it is the
+// inv_line_call twin of a line.
+func stateOf(st debugger.Stop) (tracer.State, bool) {
+	s := st.State
+	if s.Event == debugger.KindInvLineCall {
+		s.Event = tracer.EventLine
+		return s, true
+	}
+	return s, false
+}
+
+// prompt writes the model's text for taking step after hist.
+func (b *Neural) prompt(hist []debugger.Step, step format.Step) (string, error) {
+	inverse := step.Action.Inverse()
+	stops, steps, first := segment(hist, inverse)
+	steps = append(steps, step)
+	var frames []format.Frame
+	bl := format.NewBuilder(inverse)
+	if !inverse && first == 0 && b.script {
+		// A script's trace opens with the module's call event; pdb (and our
+		// start) show its first line. Give the model the call as well.
+		f, err := bl.Frame(tracer.State{Event: tracer.EventCall, Function: "<module>"}, false, "")
+		if err != nil {
+			return "", err
+		}
+		frames = append(frames, f)
+		steps = append([]format.Step{{Action: debugger.StepInto}}, steps...)
+	}
+	for j, st := range stops {
+		s, lineCall := stateOf(st)
+		var via debugger.Action
+		if j > 0 {
+			via = steps[len(steps)-len(stops)+j-1].Action
+		}
+		f, err := bl.Frame(s, lineCall, via)
+		if err != nil {
+			return "", err
+		}
+		frames = append(frames, f)
+	}
+	return format.PromptText(b.source, frames, steps)
+}
+
+// predict asks for the frame after step and turns it into a stop.
+func (b *Neural) predict(ctx context.Context, hist []debugger.Step, step format.Step, wantLine int) (debugger.Stop, error) {
+	prompt, err := b.prompt(hist, step)
+	if err != nil {
+		return debugger.Stop{}, err
+	}
+	d := b.base
+	if b.resample {
+		b.resample = false
+		b.draws++
+		d = ResampleDraw
+		d.Seed = b.draws
+	}
+	outs, err := b.pred.Predict(ctx, prompt, 1, d)
+	if err != nil {
+		return debugger.Stop{}, err
+	}
+	if len(outs) == 0 {
+		return debugger.Stop{}, errors.New("engine: the predictor returned nothing")
+	}
+	b.lastRaw = outs[0]
+	f, err := parseFrame(outs[0], step.Action.Inverse())
+	if err != nil {
+		return debugger.Stop{}, fmt.Errorf("engine: the model wrote no valid frame: %w", err)
+	}
+	return b.toStop(hist, f, step.Action, wantLine), nil
+}
+
+// parseFrame reads a predicted frame, tolerating the ways servers cut it
+// (with or without the stop text) and trailing end tokens.
+func parseFrame(text string, inverse bool) (format.Frame, error) {
+	text = strings.TrimPrefix(text, format.TokFrameSep)
+	var firstErr error
+	for _, t := range []string{text, text + format.TokActionSep, text + format.TokEndOfText, text + format.TokTraceEnd + format.TokEndOfText} {
+		f, err := format.ParseFrame(t)
+		if err == nil {
+			if f.Kind.Inverse() != inverse {
+				return format.Frame{}, fmt.Errorf("frame %s does not fit a %s step", f.Kind, map[bool]string{true: "backward", false: "forward"}[inverse])
+			}
+			return f, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	return format.Frame{}, firstErr
+}
+
+// toStop places a predicted frame: line, function, depth, complete locals.
+func (b *Neural) toStop(hist []debugger.Step, f format.Frame, a debugger.Action, wantLine int) debugger.Stop {
+	cur := hist[len(hist)-1].Stop
+	if f.Kind.IsExit() {
+		st := debugger.Stop{State: tracer.State{Event: debugger.EventExit}, Index: -1}
+		switch f.Kind {
+		case format.ExitNormal:
+			st.Exit = tracer.ExitNormal
+		case format.ExitError:
+			st.Exit = tracer.ExitError
+			for i := len(hist) - 1; i >= 0; i-- { // the uncaught exception, if the history saw it
+				if h := hist[i].Stop; h.Event == tracer.EventException {
+					st.Arg = h.Arg
+					break
+				}
+			}
+		case format.ExitNever:
+			st.Exit = tracer.ExitNever
+		case format.InvExitEntry:
+			st.Exit = debugger.ExitInvEntry
+		}
+		return st
+	}
+	s, _ := f.State(nil)
+	b.ix.place(&s, cur, stackOf(hist), a, wantLine)
+	if f.Kind.HasLocals() {
+		s.Locals = format.MergeLocals(prevLocals(hist, s), f)
+	}
+	st := debugger.Stop{State: s, Index: -1}
+	if f.Kind == format.InvLineCall {
+		st.Event = debugger.KindInvLineCall
+	}
+	return st
+}
+
+// prevLocals are the latest complete locals of s's frame in hist: what an
+// elided frame's shown entries update.
+func prevLocals(hist []debugger.Step, s tracer.State) tracer.Locals {
+	for i := len(hist) - 1; i >= 0; i-- {
+		h := hist[i].Stop
+		if h.IsExit() {
+			return nil
+		}
+		if h.Depth == s.Depth && h.Function == s.Function && (h.Event == tracer.EventLine || h.Event == tracer.EventCall || h.Event == debugger.KindInvLineCall) {
+			return h.Locals
+		}
+		if h.Depth < s.Depth {
+			return nil
+		}
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+package format
+
+import (
+	"ndb/debugger"
+	"ndb/tracer"
+)
+
+// Builder turns the states a trajectory visits, in visiting order, into
+// frames, applying the LOCALS rules of SPEC section 5:
+//
+//   - a frame shows only the locals that changed since the previous frame,
+//     plus `"..": ".."` when unchanged entries were left out;
+//   - all locals are shown after a scope change: the first frame, a call
+//     state, a different Python frame than the previous frame (a step into a
+//     call or out of one), a frame after one without locals (return or
+//     exception), and after a breakpoint or continue jump;
+//   - inverse trajectories show complete locals at call states (covered by
+//     the call rule);
+//   - ours: when a variable disappeared (del, or a step backwards to before
+//     its assignment), all locals are shown, so that merging the shown
+//     entries into the previous locals always gives the true locals.
+//
+// "The same Python frame" compares State.Frame when both states have one
+// (traces always do); predicted states without one (Frame 0) compare
+// Function and Depth instead.
+//
+// A Builder is not safe for concurrent use.
+type Builder struct {
+	inverse    bool
+	havePrev   bool
+	prev       tracer.State
+	prevLocals tracer.Locals
+}
+
+func sameFrame(a, b tracer.State) bool {
+	if a.Frame != 0 && b.Frame != 0 {
+		return a.Frame == b.Frame
+	}
+	return a.Function == b.Function && a.Depth == b.Depth
+}
+
+// NewBuilder returns a Builder for a forward or inverse trajectory.
+func NewBuilder(inverse bool) *Builder { return &Builder{inverse: inverse} }
+
+// Frame returns the frame showing s, reached by action via ("" for the
+// initial state). lineCall marks the inv_line_call node of the inverse tree.
+func (b *Builder) Frame(s tracer.State, lineCall bool, via debugger.Action) (Frame, error) {
+	k, err := KindOf(s, b.inverse, lineCall)
+	if err != nil {
+		return Frame{}, err
+	}
+	f := Frame{Kind: k, Src: s.Src}
+	if !k.HasLocals() {
+		f.Arg = s.Arg
+		b.havePrev = false
+		return f, nil
+	}
+	full := !b.havePrev || !sameFrame(b.prev, s) || s.Event == tracer.EventCall ||
+		via == debugger.Breakpoint || via == debugger.Continue
+	if full {
+		f.Locals = cloneLocals(s.Locals)
+	} else {
+		f.Locals, f.Elided, full = diffLocals(b.prevLocals, s.Locals)
+		if full {
+			f.Locals = cloneLocals(s.Locals)
+		}
+	}
+	b.havePrev, b.prev, b.prevLocals = true, s, s.Locals
+	return f, nil
+}
+
+// Exit returns the exit frame of kind k and ends the trajectory.
+func (b *Builder) Exit(k Kind) Frame {
+	b.havePrev = false
+	return Frame{Kind: k}
+}
+
+// diffLocals returns the entries of cur that are new or changed against
+// prev, and whether some were left out. gone reports that a variable of
+// prev is missing from cur: the caller then shows all locals.
+func diffLocals(prev, cur tracer.Locals) (shown tracer.Locals, left bool, gone bool) {
+	old := make(map[string]string, len(prev))
+	for _, v := range prev {
+		old[v.Name] = v.Value
+	}
+	for _, v := range cur {
+		if pv, ok := old[v.Name]; ok && pv == v.Value {
+			left = true
+			continue
+		}
+		shown = append(shown, v)
+	}
+	present := make(map[string]bool, len(cur))
+	for _, v := range cur {
+		present[v.Name] = true
+	}
+	for _, v := range prev {
+		if !present[v.Name] {
+			return nil, false, true
+		}
+	}
+	return shown, left, false
+}
+
+func cloneLocals(l tracer.Locals) tracer.Locals {
+	if len(l) == 0 {
+		return nil
+	}
+	return append(tracer.Locals(nil), l...)
+}
+
+// MergeLocals returns the complete locals a frame stands for, given the
+// complete locals of the previous frame: the frame's own locals when it
+// shows all of them, else prev with the shown entries updated (new names
+// are appended, so their order may differ from the frame's f_locals order).
+func MergeLocals(prev tracer.Locals, f Frame) tracer.Locals {
+	if !f.Elided {
+		return cloneLocals(f.Locals)
+	}
+	out := cloneLocals(prev)
+	for _, v := range f.Locals {
+		found := false
+		for i := range out {
+			if out[i].Name == v.Name {
+				out[i].Value, found = v.Value, true
+				break
+			}
+		}
+		if !found {
+			out = append(out, v)
+		}
+	}
+	return out
+}

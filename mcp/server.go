@@ -1,0 +1,432 @@
+// Package mcp is ndb's Model Context Protocol server (`ndb mcp`): a few
+// coarse tools with compact answers, so that an agent can debug Python
+// programs on any engine and ask the neural debugger for a function's
+// output or inputs. It is a client of debugger.Session, like the terminal
+// and the DAP server.
+//
+// Goroutine model: the SDK may run tool calls concurrently. The session
+// table has its own mutex; each session has one more, so calls on one
+// session run one at a time and calls on different sessions in parallel.
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"ndb/debugger"
+	"ndb/engine"
+)
+
+// DefaultMaxSessions bounds the open sessions; the least recently used one
+// is closed to make room (agents rarely say goodbye).
+const DefaultMaxSessions = 256
+
+// Server holds the debugging sessions of one MCP connection (or several).
+type Server struct {
+	reg           *engine.Registry
+	defaultEngine string
+	maxSessions   int
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	next     int
+}
+
+type session struct {
+	mu      sync.Mutex
+	s       *debugger.Session
+	engine  string
+	program string
+	used    time.Time
+}
+
+// NewServer returns a server whose sessions get engines from reg;
+// defaultEngine is used when debug_start names none ("" = engine.Default).
+func NewServer(reg *engine.Registry, defaultEngine string) *Server {
+	if defaultEngine == "" {
+		defaultEngine = engine.Default
+	}
+	return &Server{reg: reg, defaultEngine: defaultEngine, maxSessions: DefaultMaxSessions, sessions: map[string]*session{}}
+}
+
+// SetMaxSessions changes the session bound (n >= 1).
+func (s *Server) SetMaxSessions(n int) { s.maxSessions = max(n, 1) }
+
+// Run serves the MCP protocol on t (e.g. &sdk.StdioTransport{}).
+func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
+	return s.MCPServer().Run(ctx, t)
+}
+
+// Tool names: exactly these.
+const (
+	ToolStart         = "debug_start"
+	ToolStep          = "debug_step"
+	ToolBreakpoint    = "debug_breakpoint"
+	ToolContinue      = "debug_continue"
+	ToolContext       = "debug_context"
+	ToolPredictOutput = "predict_output"
+	ToolPredictInput  = "predict_input"
+)
+
+// MCPServer builds the SDK server with ndb's tools.
+func (s *Server) MCPServer() *sdk.Server {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "ndb", Title: "ndb neural debugger for Python", Version: "0.1"}, nil)
+	sdk.AddTool(srv, &sdk.Tool{Name: ToolStart, Description: "Start debugging a Python program. program: a file path, or Python source text. " +
+		"engine: real (runs it), model (predicts every state; default), openai, cwm. call: debug one call such as f(1, 'a'). " +
+		"Returns the session id and the first stop."}, guard(s.start))
+	sdk.AddTool(srv, &sdk.Tool{Name: ToolStep, Description: "Step a session. mode: into, over, out (forwards, as pdb's s, n, r) or back_into, back_over, back_call (backwards; back_call goes to the current function's call, showing its arguments). Returns the new stop."}, guard(s.step))
+	sdk.AddTool(srv, &sdk.Tool{Name: ToolBreakpoint, Description: "Set a breakpoint at a line of the program (clear: remove it). Returns the breakpoints."}, guard(s.breakpoint))
+	sdk.AddTool(srv, &sdk.Tool{Name: ToolContinue, Description: "Continue to the next breakpoint, or to the end of the program. Returns the new stop."}, guard(s.cont))
+	sdk.AddTool(srv, &sdk.Tool{Name: ToolContext, Description: "Where a session is: location, source line, call stack (outermost first) and local variables, in one answer."}, guard(s.context))
+	sdk.AddTool(srv, &sdk.Tool{Name: ToolPredictOutput, Description: "Predict the return value of a call (e.g. f('abc', 2)) on Python code without running it (engine model by default; real runs it)."}, guard(s.predictOutput))
+	sdk.AddTool(srv, &sdk.Tool{Name: ToolPredictInput, Description: "Predict arguments a function of the code was called with, given the value it returned (a Python repr). Engine model or openai."}, guard(s.predictInput))
+	return srv
+}
+
+// guard turns a panic inside a tool into a tool error.
+func guard[In, Out any](h func(context.Context, In) (Out, string, error)) sdk.ToolHandlerFor[In, Out] {
+	return func(ctx context.Context, _ *sdk.CallToolRequest, in In) (res *sdk.CallToolResult, out Out, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				fmt.Fprintf(os.Stderr, "ndb mcp: panic: %v\n%s", p, debug.Stack())
+				res, err = nil, fmt.Errorf("internal error: %v", p)
+			}
+		}()
+		out, text, err := h(ctx, in)
+		if err != nil {
+			return nil, out, err
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, out, nil
+	}
+}
+
+// StartIn are debug_start's arguments.
+type StartIn struct {
+	Program string `json:"program" jsonschema:"path of a Python file, or the Python source itself"`
+	Engine  string `json:"engine,omitempty" jsonschema:"real, model, openai or cwm"`
+	Call    string `json:"call,omitempty" jsonschema:"debug this call of a function of the program, e.g. f(1, 'a')"`
+}
+
+// Stop is a compact stop.
+type Stop struct {
+	Session  string            `json:"session,omitempty"`
+	Event    string            `json:"event"` // call, line, return, exception, exit
+	Line     int               `json:"line,omitempty"`
+	Function string            `json:"function,omitempty"`
+	Depth    int               `json:"depth,omitempty"`
+	Src      string            `json:"src,omitempty"`
+	Locals   map[string]string `json:"locals,omitempty"`
+	Value    string            `json:"value,omitempty"` // return value or exception repr
+	Exit     string            `json:"exit,omitempty"`  // normal, error, never, inv_exit_entry
+}
+
+func (s *Server) start(ctx context.Context, in StartIn) (Stop, string, error) {
+	if strings.TrimSpace(in.Program) == "" {
+		return Stop{}, "", errors.New("program is required: a file path or Python source")
+	}
+	path, source := "", in.Program
+	if !strings.Contains(in.Program, "\n") {
+		b, err := os.ReadFile(in.Program)
+		if err != nil {
+			return Stop{}, "", fmt.Errorf("program: %w (give a file path, or the source with its line breaks)", err)
+		}
+		path, source = in.Program, string(b)
+	}
+	name := in.Engine
+	if name == "" {
+		name = s.defaultEngine
+	}
+	eng, err := s.reg.Get(name, "")
+	if err != nil {
+		return Stop{}, "", err
+	}
+	b, err := eng.Open(ctx, engine.Program{Path: path, Source: source, Call: in.Call})
+	if err != nil {
+		return Stop{}, "", err
+	}
+	ds, err := debugger.NewSession(ctx, b)
+	if err != nil {
+		return Stop{}, "", err
+	}
+	s.mu.Lock()
+	s.next++
+	id := "s" + strconv.Itoa(s.next)
+	for len(s.sessions) >= s.maxSessions {
+		s.evictLocked()
+	}
+	s.sessions[id] = &session{s: ds, engine: eng.Name(), program: path, used: time.Now()}
+	s.mu.Unlock()
+	st := compact(id, ds.Current())
+	return st, fmt.Sprintf("%s (%s engine) %s", id, eng.Name(), stopText(st)), nil
+}
+
+func (s *Server) evictLocked() {
+	oldest := ""
+	for id, ss := range s.sessions {
+		if oldest == "" || ss.used.Before(s.sessions[oldest].used) {
+			oldest = id
+		}
+	}
+	delete(s.sessions, oldest)
+}
+
+// get returns a locked session; the caller unlocks it.
+func (s *Server) get(id string) (*session, error) {
+	s.mu.Lock()
+	ss, ok := s.sessions[strings.TrimSpace(id)]
+	if ok {
+		ss.used = time.Now()
+	}
+	s.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("no session %q (start one with debug_start)", id)
+	}
+	ss.mu.Lock()
+	return ss, nil
+}
+
+// StepIn are debug_step's arguments.
+type StepIn struct {
+	Session string `json:"session"`
+	Mode    string `json:"mode" jsonschema:"into, over, out, back_into, back_over or back_call"`
+}
+
+var modes = map[string]debugger.Action{
+	"into": debugger.StepInto, "over": debugger.StepOver, "out": debugger.StepReturn,
+	"back_into": debugger.InvStepInto, "back_over": debugger.InvStepOver, "back_call": debugger.InvStepCall,
+}
+
+func (s *Server) step(ctx context.Context, in StepIn) (Stop, string, error) {
+	a, ok := modes[strings.TrimSpace(in.Mode)]
+	if !ok {
+		return Stop{}, "", fmt.Errorf("mode %q: want into, over, out, back_into, back_over or back_call", in.Mode)
+	}
+	return s.do(ctx, in.Session, debugger.Command{Action: a})
+}
+
+func (s *Server) do(ctx context.Context, id string, cmd debugger.Command) (Stop, string, error) {
+	ss, err := s.get(id)
+	if err != nil {
+		return Stop{}, "", err
+	}
+	defer ss.mu.Unlock()
+	st, err := ss.s.Do(ctx, cmd)
+	if err != nil {
+		return Stop{}, "", err
+	}
+	out := compact(id, st)
+	return out, id + " " + stopText(out), nil
+}
+
+// SessionIn names a session.
+type SessionIn struct {
+	Session string `json:"session"`
+}
+
+func (s *Server) cont(ctx context.Context, in SessionIn) (Stop, string, error) {
+	return s.do(ctx, in.Session, debugger.Command{Action: debugger.Continue})
+}
+
+// BreakpointIn are debug_breakpoint's arguments.
+type BreakpointIn struct {
+	Session string `json:"session"`
+	Line    int    `json:"line" jsonschema:"line number in the program"`
+	Clear   bool   `json:"clear,omitempty" jsonschema:"remove the breakpoint instead"`
+}
+
+// Breakpoints lists a session's breakpoint lines.
+type Breakpoints struct {
+	Breakpoints []int `json:"breakpoints"`
+}
+
+func (s *Server) breakpoint(ctx context.Context, in BreakpointIn) (Breakpoints, string, error) {
+	ss, err := s.get(in.Session)
+	if err != nil {
+		return Breakpoints{}, "", err
+	}
+	defer ss.mu.Unlock()
+	if in.Clear {
+		err = ss.s.ClearBreak(in.Line)
+	} else {
+		err = ss.s.SetBreak(in.Line)
+	}
+	if err != nil {
+		return Breakpoints{}, "", err
+	}
+	bs := ss.s.Breaks()
+	txt := make([]string, len(bs))
+	for i, l := range bs {
+		txt[i] = strconv.Itoa(l)
+	}
+	return Breakpoints{Breakpoints: bs}, "breakpoints: " + strings.Join(txt, ", "), nil
+}
+
+// Context is debug_context's answer.
+type Context struct {
+	Session  string            `json:"session"`
+	Location string            `json:"location"` // function:line, or the exit
+	Event    string            `json:"event"`
+	Src      string            `json:"src,omitempty"`
+	Stack    []string          `json:"stack"` // outermost first, function:line
+	Locals   map[string]string `json:"locals,omitempty"`
+	Value    string            `json:"value,omitempty"`
+	Engine   string            `json:"engine"`
+}
+
+func (s *Server) context(ctx context.Context, in SessionIn) (Context, string, error) {
+	ss, err := s.get(in.Session)
+	if err != nil {
+		return Context{}, "", err
+	}
+	defer ss.mu.Unlock()
+	cur := ss.s.Current()
+	c := Context{Session: in.Session, Event: cur.Event, Src: cur.Src, Value: cur.Arg, Engine: ss.engine, Stack: []string{}}
+	if cur.IsExit() {
+		c.Location = "exit " + cur.Exit
+	} else {
+		c.Location = fmt.Sprintf("%s:%d", cur.Function, cur.Lineno)
+		for _, f := range ss.s.Stack() {
+			c.Stack = append(c.Stack, fmt.Sprintf("%s:%d", f.Function, f.Lineno))
+		}
+		c.Locals = localsMap(cur)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s at %s (%s)", in.Session, c.Location, c.Event)
+	if c.Src != "" {
+		fmt.Fprintf(&b, " `%s`", strings.TrimSpace(c.Src))
+	}
+	if len(c.Stack) > 0 {
+		fmt.Fprintf(&b, "\nstack: %s", strings.Join(c.Stack, " > "))
+	}
+	if l := localsText(cur); l != "" {
+		fmt.Fprintf(&b, "\nlocals: %s", l)
+	}
+	if c.Value != "" {
+		fmt.Fprintf(&b, "\nvalue: %s", c.Value)
+	}
+	return c, b.String(), nil
+}
+
+// PredictOutputIn are predict_output's arguments.
+type PredictOutputIn struct {
+	Code   string `json:"code" jsonschema:"Python source defining the function"`
+	Call   string `json:"call" jsonschema:"the call, e.g. f('abc', 2)"`
+	Engine string `json:"engine,omitempty" jsonschema:"model (default), openai, cwm or real"`
+}
+
+// Prediction is predict_output's and predict_input's answer.
+type Prediction struct {
+	Output string            `json:"output,omitempty"`
+	Args   map[string]string `json:"args,omitempty"`
+	Call   string            `json:"call,omitempty"`
+	Engine string            `json:"engine"`
+}
+
+func (s *Server) predictOutput(ctx context.Context, in PredictOutputIn) (Prediction, string, error) {
+	eng, err := s.reg.Get(s.engineOr(in.Engine), "")
+	if err != nil {
+		return Prediction{}, "", err
+	}
+	out, _, err := engine.PredictOutput(ctx, eng, in.Code, in.Call)
+	if err != nil {
+		return Prediction{}, "", err
+	}
+	return Prediction{Output: out, Engine: eng.Name()}, out, nil
+}
+
+// PredictInputIn are predict_input's arguments.
+type PredictInputIn struct {
+	Code     string `json:"code" jsonschema:"Python source defining the function"`
+	Function string `json:"function" jsonschema:"the function's name"`
+	Output   string `json:"output" jsonschema:"the value it returned, as a Python repr"`
+	Engine   string `json:"engine,omitempty" jsonschema:"model (default) or openai"`
+}
+
+func (s *Server) predictInput(ctx context.Context, in PredictInputIn) (Prediction, string, error) {
+	eng, err := s.reg.Get(s.engineOr(in.Engine), "")
+	if err != nil {
+		return Prediction{}, "", err
+	}
+	args, _, err := engine.PredictInput(ctx, eng, in.Code, in.Function, in.Output)
+	if err != nil {
+		return Prediction{}, "", err
+	}
+	vals := make([]string, len(args))
+	m := map[string]string{}
+	for i, a := range args {
+		vals[i] = a.Value
+		m[a.Name] = a.Value
+	}
+	call := strings.TrimSpace(in.Function) + "(" + strings.Join(vals, ", ") + ")"
+	return Prediction{Args: m, Call: call, Engine: eng.Name()}, call, nil
+}
+
+func (s *Server) engineOr(name string) string {
+	if strings.TrimSpace(name) == "" {
+		return s.defaultEngine
+	}
+	return name
+}
+
+func compact(id string, st debugger.Stop) Stop {
+	out := Stop{Session: id, Event: st.Event, Line: st.Lineno, Function: st.Function, Depth: st.Depth, Src: st.Src,
+		Locals: localsMap(st), Value: st.Arg, Exit: st.Exit}
+	return out
+}
+
+func localsMap(st debugger.Stop) map[string]string {
+	if len(st.Locals) == 0 {
+		return nil
+	}
+	m := make(map[string]string, len(st.Locals))
+	for _, v := range st.Locals {
+		m[v.Name] = v.Value
+	}
+	return m
+}
+
+// localsText is name=value pairs in the frame's own order.
+func localsText(st debugger.Stop) string {
+	parts := make([]string, 0, len(st.Locals))
+	for _, v := range st.Locals {
+		parts = append(parts, v.Name+"="+v.Value)
+	}
+	return strings.Join(parts, " ")
+}
+
+// stopText is one line: where, what, and the locals.
+func stopText(st Stop) string {
+	if st.Event == debugger.EventExit {
+		t := "exit " + st.Exit
+		if st.Value != "" {
+			t += ": " + st.Value
+		}
+		return t
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s:%d `%s`", st.Event, st.Function, st.Line, strings.TrimSpace(st.Src))
+	if st.Value != "" {
+		fmt.Fprintf(&b, " -> %s", st.Value)
+	}
+	if len(st.Locals) > 0 {
+		keys := make([]string, 0, len(st.Locals))
+		for k := range st.Locals {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(&b, " %s=%s", k, st.Locals[k])
+		}
+	}
+	return b.String()
+}

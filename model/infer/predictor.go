@@ -1,0 +1,418 @@
+// Package infer predicts debugger states with a trained model: KV-cache
+// decoding, greedy and temperature/top-p sampling, decoding constrained to
+// frames the format package accepts, and k candidates decoded together.
+//
+// A Predictor is safe for concurrent use; calls are serialised because they
+// share the prompt cache (the KV cache of the last prompt, reused when the
+// next prompt extends it, as a debugging session's prompts do).
+package infer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+
+	"ndb/format"
+	"ndb/model/nn"
+	"ndb/model/tokenizer"
+)
+
+// Predictor writes the next frame of a trajectory prompt.
+type Predictor struct {
+	model *nn.Model
+	tok   *tokenizer.Tokenizer
+	texts []string // token id -> its text (bytes)
+
+	frameSep, eot int32
+
+	mu     sync.Mutex
+	cache  *nn.KVCache // batch-1 cache holding the positions of cached
+	cached []int32     // the tokens whose keys and values are in cache
+}
+
+// New makes a Predictor from a model and its tokenizer.
+func New(model *nn.Model, tok *tokenizer.Tokenizer) (*Predictor, error) {
+	if model == nil || tok == nil {
+		return nil, errors.New("infer: need a model and a tokenizer")
+	}
+	if tok.VocabSize() > model.Config.Vocab {
+		return nil, fmt.Errorf("infer: tokenizer has %d tokens, more than the model's vocabulary of %d", tok.VocabSize(), model.Config.Vocab)
+	}
+	// Ids past the tokenizer (a padded vocabulary) have no text and are
+	// never emitted.
+	p := &Predictor{model: model, tok: tok, texts: make([]string, model.Config.Vocab)}
+	for i := range tok.VocabSize() {
+		p.texts[i], _ = tok.Token(int32(i))
+	}
+	var ok bool
+	if p.frameSep, ok = tok.SpecialID(format.TokFrameSep); !ok {
+		return nil, fmt.Errorf("infer: tokenizer has no %s token", format.TokFrameSep)
+	}
+	if p.eot, ok = tok.SpecialID(format.TokEndOfText); !ok {
+		return nil, fmt.Errorf("infer: tokenizer has no %s token", format.TokEndOfText)
+	}
+	return p, nil
+}
+
+// Model is the network behind the predictor.
+func (p *Predictor) Model() *nn.Model { return p.model }
+
+// Tokenizer is the predictor's tokenizer.
+func (p *Predictor) Tokenizer() *tokenizer.Tokenizer { return p.tok }
+
+// NextFrame predicts the frame after prompt, which ends right after an
+// action and its <|frame_sep|> (format.Prompt). The result is the frame as
+// format.FrameText writes it (ending in <|action_sep|>, or for an exit in
+// <|trace_end|><|end_of_text|>); format.ParseFrame reads it.
+func (p *Predictor) NextFrame(ctx context.Context, prompt string, opt SampleOptions) (string, error) {
+	out, err := p.Sample(ctx, prompt, 1, opt)
+	if err != nil {
+		return "", err
+	}
+	return out[0], nil
+}
+
+// Sample predicts k frames after prompt, decoded together in one batch
+// from one shared prompt cache; candidate i samples with PCG(opt.Seed, i).
+// With greedy options all k are the same.
+func (p *Predictor) Sample(ctx context.Context, prompt string, k int, opt SampleOptions) ([]string, error) {
+	if k <= 0 {
+		return nil, fmt.Errorf("infer: k = %d candidates", k)
+	}
+	ids, budget, err := p.fitPrompt(p.tok.Encode(prompt), opt.maxTokens())
+	if err != nil {
+		return nil, err
+	}
+	dir := promptDirection(prompt)
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	logits, err := p.prefill(ids)
+	if err != nil {
+		return nil, err
+	}
+	cache := p.cache
+	if k > 1 {
+		if cache, err = p.cache.Fork(k); err != nil {
+			return nil, err
+		}
+	}
+	V := p.model.Config.Vocab
+	cands := make([]candidate, k)
+	for i := range cands {
+		cands[i].rng = newRNG(opt.Seed, i)
+		cands[i].logits = logits
+	}
+	next := make([]int32, k)
+	for step := 0; ; step++ {
+		if err := ctx.Err(); err != nil {
+			p.forget()
+			return nil, err
+		}
+		active := 0
+		for i := range cands {
+			c := &cands[i]
+			if c.done {
+				next[i] = p.frameSep // filler: its logits are not used
+				continue
+			}
+			id := p.pick(c, opt, dir)
+			if id < 0 {
+				c.done = true // no token keeps the frame valid: close it below
+				next[i] = p.frameSep
+				continue
+			}
+			c.text.WriteString(p.texts[id])
+			next[i] = int32(id)
+			if format.CheckFrame(c.text.String(), dir) == format.Complete {
+				c.done = true
+				continue
+			}
+			active++
+		}
+		if active == 0 || step+1 >= budget {
+			break
+		}
+		out, err := p.model.Decode(next, cache)
+		if err != nil {
+			p.forget()
+			return nil, err
+		}
+		for i := range cands {
+			cands[i].logits = out[i*V : (i+1)*V]
+		}
+		if k == 1 {
+			p.cached = append(p.cached, next[0])
+		}
+	}
+	if k > 1 {
+		// The forked cache is dropped; the shared prompt cache still holds
+		// exactly the prompt.
+		p.cache.Truncate(len(p.cached))
+	}
+	res := make([]string, k)
+	for i := range cands {
+		text := cands[i].text.String()
+		if format.CheckFrame(text, dir) != format.Complete {
+			closed, ok := closeFrame(text, dir)
+			if !ok {
+				return nil, fmt.Errorf("infer: could not close the frame %q", text)
+			}
+			text = closed
+		}
+		res[i] = canonicalEnd(text)
+	}
+	return res, nil
+}
+
+// candidate is one sequence being decoded.
+type candidate struct {
+	text   strings.Builder
+	logits []float32
+	rng    *rand.Rand
+	done   bool
+}
+
+func (p *Predictor) pick(c *candidate, opt SampleOptions, dir format.Direction) int {
+	valid := func(id int) bool { return p.texts[id] != "" }
+	if !opt.Unconstrained {
+		cur := c.text.String()
+		valid = func(id int) bool { return p.tokenAllowed(cur, id, dir) }
+	}
+	return pickToken(c.logits, opt, c.rng, valid)
+}
+
+// tokenAllowed reports whether appending token id to the frame text cur
+// keeps it a prefix of a well-formed frame (format.CheckFrame), with two
+// rules the check leaves to us because the text must also survive being
+// serialized again: a special token may not stand inside a JSON string, and
+// text tokens may not write "<|" (spell a special token out of bytes) or
+// invalid UTF-8 (see validAppend), nor
+// stand anywhere but in a source line or the JSON after <|arg_sep|>.
+func (p *Predictor) tokenAllowed(cur string, id int, dir format.Direction) bool {
+	t := p.texts[id]
+	if t == "" {
+		return false
+	}
+	if p.tok.IsSpecial(int32(id)) {
+		if insideJSONString(cur) {
+			return false
+		}
+	} else if spellsSpecial(cur, t) || !validAppend(cur, t) {
+		return false
+	} else if last := lastSpecial(cur); last != format.TokSrcSep && last != format.TokArgSep {
+		return false // text only in a source line or JSON; elsewhere structure
+	} else if strings.HasSuffix(t, "<") {
+		// A trailing "<" passes the check as the start of a special token;
+		// as text it must also be followable by more text.
+		return format.CheckFrame(cur+t+" ", dir) != format.Invalid
+	}
+	return format.CheckFrame(cur+t, dir) != format.Invalid
+}
+
+// insideJSONString reports whether frame text cur ends inside a JSON string
+// of its LOCALS or VALUE (the JSON after the last <|arg_sep|>, when no
+// special token follows it).
+func insideJSONString(cur string) bool {
+	i := strings.LastIndex(cur, format.TokArgSep)
+	if i < 0 {
+		return false
+	}
+	json := cur[i+len(format.TokArgSep):]
+	if format.ContainsSpecialToken(json) {
+		return false
+	}
+	in, esc := false, false
+	for j := 0; j < len(json); j++ {
+		c := json[j]
+		switch {
+		case esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			in = !in
+		}
+	}
+	return in
+}
+
+// lastSpecial is the last special token of s ("" if none).
+func lastSpecial(s string) string {
+	for i := len(s); ; {
+		j := strings.LastIndex(s[:i], "|>")
+		if j < 0 {
+			return ""
+		}
+		if k := strings.LastIndex(s[:j], "<|"); k >= 0 && format.IsSpecialToken(s[k:j+2]) {
+			return s[k : j+2]
+		}
+		i = j
+	}
+}
+
+// spellsSpecial reports whether text token t, appended to cur, writes a
+// "<|": the start of a special token's text. Written out of bytes it would
+// pass the prefix check as the token itself and then be read back as one;
+// so free text never holds "<|" (a repr containing it cannot be predicted).
+func spellsSpecial(cur, t string) bool {
+	return strings.Contains(t, "<|") || strings.HasPrefix(t, "|") && strings.HasSuffix(cur, "<")
+}
+
+// prefill brings the prompt cache to ids and returns the logits of the
+// last prompt position. Only the part of ids after the longest common
+// prefix with the cached tokens is decoded.
+func (p *Predictor) prefill(ids []int32) ([]float32, error) {
+	maxSeq := p.model.Config.MaxSeq
+	if p.cache == nil {
+		c, err := p.model.NewKVCache(1, maxSeq)
+		if err != nil {
+			return nil, err
+		}
+		p.cache, p.cached = c, nil
+	}
+	common := 0
+	for common < len(ids) && common < len(p.cached) && ids[common] == p.cached[common] {
+		common++
+	}
+	if common == len(ids) {
+		common-- // decode the last prompt token again for its logits
+	}
+	p.cache.Truncate(common)
+	p.cached = append(p.cached[:common], ids[common:]...)
+	logits, err := p.model.Decode(ids[common:], p.cache)
+	if err != nil {
+		p.forget()
+		return nil, err
+	}
+	V := p.model.Config.Vocab
+	return logits[len(logits)-V:], nil
+}
+
+// forget drops the prompt cache after an error left it in doubt.
+func (p *Predictor) forget() {
+	if p.cache != nil {
+		p.cache.Truncate(0)
+	}
+	p.cached = p.cached[:0]
+}
+
+// fitPrompt applies the context-length policy: a prompt that leaves less
+// than the frame budget free in the context loses its oldest frames (cut at
+// <|frame_sep|> tokens) while the header (everything before the first
+// <|frame_sep|>: the source code) is kept whole; if the header and the last
+// frame alone do not fit, the prompt is plainly left-truncated. The budget
+// is the frame's token allowance, at most a quarter of the context.
+func (p *Predictor) fitPrompt(ids []int32, maxTokens int) ([]int32, int, error) {
+	maxSeq := p.model.Config.MaxSeq
+	if len(ids) == 0 {
+		return nil, 0, errors.New("infer: empty prompt")
+	}
+	reserve := min(maxTokens, max(maxSeq/4, 1))
+	limit := maxSeq - reserve
+	if len(ids) > limit {
+		ids = p.truncate(ids, limit)
+	}
+	return ids, min(maxTokens, maxSeq-len(ids)), nil
+}
+
+func (p *Predictor) truncate(ids []int32, limit int) []int32 {
+	header := -1
+	for i, id := range ids {
+		if id == p.frameSep {
+			header = i
+			break
+		}
+	}
+	if header >= 0 && header < limit {
+		// Keep ids[:header] and the longest tail that starts at a frame_sep.
+		room := limit - header
+		for i := len(ids) - room; i < len(ids); i++ {
+			if i > header && ids[i] == p.frameSep {
+				return append(append([]int32(nil), ids[:header]...), ids[i:]...)
+			}
+		}
+	}
+	return append([]int32(nil), ids[len(ids)-limit:]...)
+}
+
+// promptDirection is the direction of the frame that follows the prompt's
+// last action: inverse actions predict inverse frames.
+func promptDirection(prompt string) format.Direction {
+	i := strings.LastIndex(prompt, format.TokActionSep+"<|")
+	if i < 0 {
+		return format.AnyDirection
+	}
+	if strings.HasPrefix(prompt[i+len(format.TokActionSep):], "<|inv_") {
+		return format.Backward
+	}
+	return format.Forward
+}
+
+// canonicalEnd writes an exit frame's end tokens in full, as FrameText does.
+func canonicalEnd(text string) string {
+	f, err := format.ParseFrame(text)
+	if err != nil || !f.Kind.IsExit() {
+		return text
+	}
+	tail := format.TokTraceEnd + format.TokEndOfText
+	for _, t := range []string{tail, format.TokTraceEnd} {
+		if strings.HasSuffix(text, t) {
+			return strings.TrimSuffix(text, t) + tail
+		}
+	}
+	return text + tail
+}
+
+// closers are the strings closeFrame appends, chosen so that every partial
+// frame closes in a few of them: a terminator, a closed string, a closed
+// key with an empty value, an empty object.
+var closers = []string{format.TokActionSep, `"`, `"}`, `": ""}`, ` ""}`, `""}`, `".."}`, `.."}`, "}", "{}", ": ", " ", "0",
+	format.TokSrcSep, format.TokArgSep, format.TokExitNormal, format.TokInvExitEntry}
+
+// closeFrame finds a shortest completion of a partial frame text by
+// breadth-first search over closers (special tokens only where
+// tokenAllowed would allow them), for a frame that ran out of tokens.
+func closeFrame(text string, dir format.Direction) (string, bool) {
+	if i := incompleteTail(text); i < len(text) {
+		text += finishRune(text[i:]) // end a character cut by the budget
+	}
+	if format.CheckFrame(text, dir) == format.Invalid {
+		return "", false
+	}
+	level := []string{text}
+	seen := map[string]bool{text: true}
+	checks := 0
+	for depth := 0; depth < 8 && len(level) > 0; depth++ {
+		var next []string
+		for _, t := range level {
+			inString, inSrc := insideJSONString(t), lastSpecial(t) == format.TokSrcSep
+			for _, c := range closers {
+				u := t + c
+				special := format.IsSpecialToken(c)
+				// In free text only moves that can end it: a quote (or a
+				// hex digit of an escape) in a string, a token in a source
+				// line; this keeps the search small.
+				if seen[u] || inString && (special || !strings.HasPrefix(c, `"`) && c != "0" && c != `.."}`) || inSrc && !special {
+					continue
+				}
+				seen[u] = true
+				checks++
+				switch format.CheckFrame(u, dir) {
+				case format.Complete:
+					return u, true
+				case format.Partial:
+					next = append(next, u)
+				}
+				if checks > 20000 {
+					return "", false
+				}
+			}
+		}
+		level = next
+	}
+	return "", false
+}

@@ -1,0 +1,164 @@
+package infer
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+)
+
+// SampleOptions chooses how a frame is decoded.
+type SampleOptions struct {
+	// Temperature divides the logits; 0 (or below) means greedy decoding.
+	Temperature float64
+	// TopP keeps the smallest set of most likely tokens whose probability
+	// adds up to at least TopP (nucleus sampling); 0 or >= 1 keeps all.
+	TopP float64
+	// Seed makes sampling reproducible: candidate i of a call draws from
+	// PCG(Seed, i).
+	Seed uint64
+	// MaxTokens bounds the tokens of one frame (0: DefaultMaxFrameTokens).
+	// When it runs out, the frame is closed with the shortest well-formed
+	// ending the constraint finds (see docs/inference.md).
+	MaxTokens int
+	// Unconstrained turns constrained decoding off (for measurements).
+	Unconstrained bool
+}
+
+// DefaultMaxFrameTokens is the frame budget when SampleOptions.MaxTokens is 0.
+const DefaultMaxFrameTokens = 384
+
+// Greedy is the option set of the paper's next-state evaluation.
+var Greedy = SampleOptions{}
+
+// PaperSampling is the paper's sampling for exact match@k: temperature 0.6,
+// top-p 0.95.
+var PaperSampling = SampleOptions{Temperature: 0.6, TopP: 0.95}
+
+func (o SampleOptions) maxTokens() int {
+	if o.MaxTokens > 0 {
+		return o.MaxTokens
+	}
+	return DefaultMaxFrameTokens
+}
+
+// newRNG is candidate i's generator.
+func newRNG(seed uint64, i int) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, uint64(i)))
+}
+
+// pickToken chooses the next token from logits. valid reports whether a
+// token keeps the output well-formed (nil: every token is). Greedy takes
+// the most likely valid token. Sampling applies the temperature, cuts the
+// distribution to its top-p nucleus, drops the invalid tokens from the
+// nucleus and renormalises; if the nucleus holds no valid token, the most
+// likely valid token is taken. It returns -1 when no token is valid.
+// Invalid tokens are found by rejection: a drawn invalid token leaves the
+// nucleus and the draw is repeated, which samples the same distribution.
+func pickToken(logits []float32, opt SampleOptions, rng *rand.Rand, valid func(int) bool) int {
+	if valid == nil {
+		valid = func(int) bool { return true }
+	}
+	if opt.Temperature <= 0 {
+		best := argmax(logits)
+		if valid(best) {
+			return best
+		}
+		for _, id := range sortedIDs(logits) {
+			if valid(id) {
+				return id
+			}
+		}
+		return -1
+	}
+	ids := sortedIDs(logits)
+	// Softmax at the temperature, in float64, over the sorted ids.
+	maxL := float64(logits[ids[0]])
+	probs := make([]float64, len(ids))
+	var sum float64
+	for i, id := range ids {
+		probs[i] = math.Exp((float64(logits[id]) - maxL) / opt.Temperature)
+		sum += probs[i]
+	}
+	cut := len(ids)
+	if opt.TopP > 0 && opt.TopP < 1 {
+		var cum float64
+		for i := range probs {
+			cum += probs[i] / sum
+			if cum >= opt.TopP {
+				cut = i + 1
+				break
+			}
+		}
+	}
+	// Draw from the nucleus and reject invalid tokens (dropping each from
+	// the nucleus): the same distribution as masking first, but only the
+	// drawn tokens are checked. After a few rejections check them all.
+	mass := make([]float64, cut)
+	var total float64
+	for i := range mass {
+		mass[i] = probs[i]
+		total += mass[i]
+	}
+	for tries := 0; tries < 8 && total > 0; tries++ {
+		i := drawIndex(mass, total, rng)
+		if valid(ids[i]) {
+			return ids[i]
+		}
+		total -= mass[i]
+		mass[i] = 0
+	}
+	total = 0
+	for i := range mass {
+		if mass[i] > 0 && !valid(ids[i]) {
+			mass[i] = 0
+		}
+		total += mass[i]
+	}
+	if total > 0 {
+		return ids[drawIndex(mass, total, rng)]
+	}
+	for i := cut; i < len(ids); i++ {
+		if valid(ids[i]) {
+			return ids[i]
+		}
+	}
+	return -1
+}
+
+// drawIndex draws i with probability mass[i]/total.
+func drawIndex(mass []float64, total float64, rng *rand.Rand) int {
+	r := rng.Float64() * total
+	last := 0
+	for i, m := range mass {
+		if m <= 0 {
+			continue
+		}
+		last = i
+		r -= m
+		if r < 0 {
+			return i
+		}
+	}
+	return last
+}
+
+func argmax(x []float32) int {
+	best := 0
+	for i, v := range x {
+		if v > x[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// sortedIDs lists token ids by descending logit (ties: lower id first), so
+// decoding is deterministic.
+func sortedIDs(logits []float32) []int {
+	ids := make([]int, len(logits))
+	for i := range ids {
+		ids[i] = i
+	}
+	sort.SliceStable(ids, func(a, b int) bool { return logits[ids[a]] > logits[ids[b]] })
+	return ids
+}

@@ -1,0 +1,6 @@
+//go:build cgo && !purego && amd64
+
+// The network's elementwise kernels compiled for avx2.
+#pragma GCC target("avx2,fma")
+#define KFN(name) name##_avx2
+#include "kernels_body.h"

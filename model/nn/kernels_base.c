@@ -1,0 +1,5 @@
+//go:build cgo && !purego && amd64
+
+// The network's elementwise kernels compiled for baseline x86-64 (SSE2).
+#define KFN(name) name##_base
+#include "kernels_body.h"

@@ -1,0 +1,96 @@
+package tokenizer
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// FileFormat names ndb's own tokenizer JSON; FileVersion is its version.
+const (
+	FileFormat  = "ndb-bpe"
+	FileVersion = 1
+)
+
+// fileJSON is ndb's tokenizer file: the merges as id pairs (ids as described
+// in the package doc) and the special tokens. Token texts are derived from
+// the merges, so they cannot disagree with them.
+type fileJSON struct {
+	Format       string     `json:"format"`
+	Version      int        `json:"version"`
+	Pretokenizer string     `json:"pretokenizer"`
+	Specials     []string   `json:"specials"`
+	Merges       [][2]int32 `json:"merges"`
+}
+
+// MarshalJSON writes the tokenizer in ndb's format.
+func (t *Tokenizer) MarshalJSON() ([]byte, error) {
+	merges := t.merges
+	if merges == nil {
+		merges = [][2]int32{}
+	}
+	return json.Marshal(fileJSON{FileFormat, FileVersion, PretokenizePattern, t.specials, merges})
+}
+
+// Parse reads a tokenizer written by MarshalJSON.
+func Parse(data []byte) (*Tokenizer, error) {
+	var f fileJSON
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("tokenizer: not an ndb tokenizer file: %w", err)
+	}
+	switch {
+	case f.Format != FileFormat:
+		return nil, fmt.Errorf("tokenizer: format %q, want %q", f.Format, FileFormat)
+	case f.Version != FileVersion:
+		return nil, fmt.Errorf("tokenizer: file version %d, this ndb reads version %d", f.Version, FileVersion)
+	case f.Pretokenizer != PretokenizePattern:
+		return nil, fmt.Errorf("tokenizer: file uses pre-tokenizer %q, this ndb has %q", f.Pretokenizer, PretokenizePattern)
+	}
+	return build(f.Merges, f.Specials)
+}
+
+// Save writes the tokenizer to path (temp file + rename).
+func (t *Tokenizer) Save(path string) error {
+	data, err := t.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, data)
+}
+
+// Load reads a tokenizer file written by Save.
+func Load(path string) (*Tokenizer, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	t, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes 0600 files
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,329 @@
+// Package repl is ndb's pdb-style terminal: the first client of
+// debugger.Session. One declarative command table drives the interactive
+// terminal, the batch mode (JSON lines) and the help text.
+package repl
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"ndb/debugger"
+	"ndb/tracer"
+)
+
+// Command is one terminal command: its name, aliases, argument synopsis,
+// one-paragraph help and handler.
+type Command struct {
+	Name    string
+	Aliases []string
+	Args    string
+	Help    string
+	run     func(t *Terminal, ctx context.Context, arg string) (Result, error)
+}
+
+// Result is what a command did: moved to Stop, or produced a message and,
+// for batch mode, structured data.
+type Result struct {
+	Moved   bool
+	Stop    debugger.Stop
+	Message string
+	Data    map[string]any // batch fields of a command that does not move
+	Quit    bool
+}
+
+// Commands is the command table, in help order.
+var Commands []Command
+
+func init() {
+	Commands = []Command{
+		{Name: "step", Aliases: []string{"s"}, Help: "Run until the next event anywhere: the next line, or the --Call-- of a function the line calls (pdb's step).",
+			run: moveCmd(debugger.Command{Action: debugger.StepInto})},
+		{Name: "next", Aliases: []string{"n"}, Help: "Run until the next line of the current function, or its --Return--; calls run without stopping unless they hit a breakpoint (pdb's next).",
+			run: moveCmd(debugger.Command{Action: debugger.StepOver})},
+		{Name: "return", Aliases: []string{"r"}, Help: "Run until the current function returns (stops at its --Return--).",
+			run: moveCmd(debugger.Command{Action: debugger.StepReturn})},
+		{Name: "continue", Aliases: []string{"c", "cont"}, Help: "Run until a breakpoint, or to the end of the program.",
+			run: moveCmd(debugger.Command{Action: debugger.Continue})},
+		{Name: "until", Aliases: []string{"unt"}, Args: "[LINE]", Help: "Without LINE, run until a line greater than the current one in this function (leaves loops); with LINE, until a line >= LINE. Also stops when the function returns.",
+			run: untilCmd},
+		{Name: "break", Aliases: []string{"b"}, Args: "[LINE]", Help: "Set a breakpoint at LINE of the program; without LINE, list the breakpoints.",
+			run: breakCmd},
+		{Name: "clear", Aliases: []string{"cl"}, Args: "[LINE]", Help: "Clear the breakpoint at LINE (a line number, not pdb's breakpoint number); without LINE, clear all.",
+			run: clearCmd},
+		{Name: "rs", Help: "Reverse step: back to the previous event, entering a call the previous line made at its last event (inv_step_into).",
+			run: moveCmd(debugger.Command{Action: debugger.InvStepInto})},
+		{Name: "rn", Help: "Reverse next: back to the previous event of the current function, skipping calls (inv_step_over).",
+			run: moveCmd(debugger.Command{Action: debugger.InvStepOver})},
+		{Name: "rr", Help: "Reverse return: back to the --Call-- of the current function, showing its arguments (inv_step_call).",
+			run: moveCmd(debugger.Command{Action: debugger.InvStepCall})},
+		{Name: "rc", Help: "Reverse continue: back to the latest earlier stop at a breakpoint line, or to before the start.",
+			run: moveCmd(debugger.Command{Action: debugger.Continue, Backward: true})},
+		{Name: "list", Aliases: []string{"l"}, Args: "[FIRST[, LAST]]", Help: "List source: 11 lines around the current line, then the next 11 on repeat; around FIRST; or FIRST to LAST.",
+			run: listCmd},
+		{Name: "p", Args: "NAME", Help: "Print the value (repr) of a local variable; __return__ and __exception__ at a return or exception stop.",
+			run: printCmd},
+		{Name: "pp", Args: "NAME", Help: "Like p (values are already repr strings).",
+			run: printCmd},
+		{Name: "args", Aliases: []string{"a"}, Help: "Print the arguments of the current function, as they were at its call.",
+			run: argsCmd},
+		{Name: "where", Aliases: []string{"w", "bt"}, Help: "Print the call stack, outermost first; the current frame is marked with >.",
+			run: whereCmd},
+		{Name: "help", Aliases: []string{"h"}, Args: "[COMMAND]", Help: "List the commands, or show one command's help.",
+			run: helpCmd},
+		{Name: "quit", Aliases: []string{"q", "exit"}, Help: "Leave the debugger.",
+			run: func(t *Terminal, ctx context.Context, arg string) (Result, error) {
+				return Result{Quit: true, Message: "quit"}, nil
+			}},
+	}
+}
+
+// Lookup finds a command by name or alias.
+func Lookup(name string) (*Command, bool) {
+	for i := range Commands {
+		c := &Commands[i]
+		if c.Name == name {
+			return c, true
+		}
+		for _, a := range c.Aliases {
+			if a == name {
+				return c, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// Usage is a command's synopsis, e.g. "b(reak) [LINE]" in pdb's style.
+func (c *Command) Usage() string {
+	name := c.Name
+	for _, a := range c.Aliases {
+		if strings.HasPrefix(c.Name, a) && len(a) < len(c.Name) {
+			name = a + "(" + c.Name[len(a):] + ")"
+			break
+		}
+	}
+	var others []string
+	for _, a := range c.Aliases {
+		if !strings.HasPrefix(c.Name, a) {
+			others = append(others, a)
+		}
+	}
+	if len(others) > 0 {
+		name += " | " + strings.Join(others, " | ")
+	}
+	if c.Args != "" {
+		name += " " + c.Args
+	}
+	return name
+}
+
+// HelpTable is the whole command table as a Markdown table: the terminal's
+// `help` and the commands section of docs/debugger.md.
+func HelpTable() string {
+	var b strings.Builder
+	b.WriteString("| command | what it does |\n| --- | --- |\n")
+	for _, c := range Commands {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", c.Usage(), c.Help)
+	}
+	return b.String()
+}
+
+func moveCmd(cmd debugger.Command) func(*Terminal, context.Context, string) (Result, error) {
+	return func(t *Terminal, ctx context.Context, arg string) (Result, error) {
+		if arg != "" {
+			return Result{}, fmt.Errorf("this command takes no argument")
+		}
+		return t.move(ctx, cmd)
+	}
+}
+
+func untilCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
+	cmd := debugger.Command{Action: debugger.StepOver, Until: true}
+	if arg != "" {
+		n, err := strconv.Atoi(arg)
+		if err != nil {
+			return Result{}, fmt.Errorf("error in argument: %q", arg)
+		}
+		if cur := t.s.Current(); !cur.IsExit() && n <= cur.Lineno {
+			return Result{}, fmt.Errorf(`"until" line number is smaller than current line number`)
+		}
+		cmd.Line = n
+	}
+	return t.move(ctx, cmd)
+}
+
+func lineArg(arg string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(arg))
+	if err != nil {
+		return 0, fmt.Errorf("line number expected, got %q", arg)
+	}
+	return n, nil
+}
+
+func breakCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
+	if arg == "" {
+		lines := t.s.Breaks()
+		var b strings.Builder
+		for _, l := range lines {
+			fmt.Fprintf(&b, "breakpoint at line %d: %s\n", l, strings.TrimSpace(t.s.Line(l)))
+		}
+		if len(lines) == 0 {
+			b.WriteString("no breakpoints\n")
+		}
+		return Result{Message: strings.TrimSuffix(b.String(), "\n"), Data: map[string]any{"breaks": nonNil(lines)}}, nil
+	}
+	n, err := lineArg(arg)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := t.s.SetBreak(n); err != nil {
+		return Result{}, err
+	}
+	return Result{Message: fmt.Sprintf("Breakpoint at line %d", n), Data: map[string]any{"breaks": t.s.Breaks()}}, nil
+}
+
+func clearCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
+	if arg == "" {
+		t.s.ClearBreaks()
+		return Result{Message: "Deleted all breakpoints", Data: map[string]any{"breaks": []int{}}}, nil
+	}
+	n, err := lineArg(arg)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := t.s.ClearBreak(n); err != nil {
+		return Result{}, err
+	}
+	return Result{Message: fmt.Sprintf("Deleted breakpoint at line %d", n), Data: map[string]any{"breaks": nonNil(t.s.Breaks())}}, nil
+}
+
+func nonNil(l []int) []int {
+	if l == nil {
+		return []int{}
+	}
+	return l
+}
+
+func listCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
+	nlines := len(debugger.SourceLines(t.s.Source()))
+	cur := t.s.Current()
+	var first, last int
+	switch {
+	case arg == "" && t.listNext > 0:
+		first = t.listNext
+		last = first + 10
+	case arg == "":
+		center := cur.Lineno
+		if cur.IsExit() || center == 0 {
+			center = 1
+		}
+		first, last = max(1, center-5), max(1, center-5)+10
+	default:
+		parts := strings.SplitN(arg, ",", 2)
+		a, err := lineArg(parts[0])
+		if err != nil {
+			return Result{}, err
+		}
+		if len(parts) == 2 {
+			b, err := lineArg(parts[1])
+			if err != nil {
+				return Result{}, err
+			}
+			if b < a { // pdb: a count
+				b = a + b
+			}
+			first, last = a, b
+		} else {
+			first, last = max(1, a-5), max(1, a-5)+10
+		}
+	}
+	first = max(first, 1)
+	last = min(last, nlines)
+	if first > nlines || last < first {
+		return Result{}, fmt.Errorf("end of file")
+	}
+	t.listNext = last + 1
+	text := t.renderSource(first, last)
+	return Result{Message: text, Data: map[string]any{"first": first, "last": last, "lines": debugger.SourceLines(t.s.Source())[first-1 : last]}}, nil
+}
+
+func printCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
+	if arg == "" {
+		return Result{}, fmt.Errorf("a variable name is expected")
+	}
+	cur := t.s.Current()
+	if cur.IsExit() {
+		return Result{}, fmt.Errorf("the program is not running")
+	}
+	switch {
+	case arg == "__return__" && cur.Event == tracer.EventReturn, arg == "__exception__" && cur.Event == tracer.EventException:
+		return Result{Message: cur.Arg, Data: map[string]any{"name": arg, "value": cur.Arg}}, nil
+	}
+	if v, ok := cur.Locals.Get(arg); ok {
+		return Result{Message: v, Data: map[string]any{"name": arg, "value": v}}, nil
+	}
+	return Result{}, fmt.Errorf("NameError: name %q is not a local here", arg)
+}
+
+func argsCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
+	args, ok := t.s.Args()
+	if !ok {
+		return Result{}, fmt.Errorf("the arguments of this frame are not known")
+	}
+	var b strings.Builder
+	for _, v := range args {
+		fmt.Fprintf(&b, "%s = %s\n", v.Name, v.Value)
+	}
+	if args == nil {
+		args = tracer.Locals{}
+	}
+	return Result{Message: strings.TrimSuffix(b.String(), "\n"), Data: map[string]any{"args": args}}, nil
+}
+
+func whereCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
+	stack := t.s.Stack()
+	if len(stack) == 0 {
+		return Result{}, fmt.Errorf("the program is not running")
+	}
+	var b strings.Builder
+	frames := make([]map[string]any, 0, len(stack))
+	for i, st := range stack {
+		mark := " "
+		if i == len(stack)-1 {
+			mark = ">"
+		}
+		fmt.Fprintf(&b, "%s %s(%d)%s()\n-> %s\n", mark, t.name, st.Lineno, st.Function, strings.TrimSpace(st.Src))
+		frames = append(frames, map[string]any{"function": st.Function, "lineno": st.Lineno, "src": st.Src})
+	}
+	return Result{Message: strings.TrimSuffix(b.String(), "\n"), Data: map[string]any{"stack": frames}}, nil
+}
+
+func helpCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
+	if arg != "" {
+		c, ok := Lookup(arg)
+		if !ok {
+			return Result{}, fmt.Errorf("no command %q", arg)
+		}
+		msg := c.Usage() + "\n    " + c.Help
+		return Result{Message: msg, Data: map[string]any{"message": msg}}, nil
+	}
+	var b strings.Builder
+	b.WriteString("Commands (an empty line repeats the last one):\n")
+	for _, c := range Commands {
+		fmt.Fprintf(&b, "  %-28s %s\n", c.Usage(), firstSentence(c.Help))
+	}
+	b.WriteString("Type help COMMAND for more.")
+	return Result{Message: b.String(), Data: map[string]any{"message": b.String()}}, nil
+}
+
+func firstSentence(s string) string {
+	if i := strings.Index(s, ": "); i > 0 && i < 60 {
+		return s[:i]
+	}
+	if i := strings.Index(s, ". "); i > 0 {
+		return s[:i+1]
+	}
+	return s
+}

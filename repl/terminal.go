@@ -1,0 +1,343 @@
+package repl
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/chzyer/readline"
+
+	"ndb/debugger"
+	"ndb/tracer"
+)
+
+// Options configure a Terminal.
+type Options struct {
+	Name    string // the program's name in stop headers, e.g. prog.py
+	Color   bool   // ANSI highlighting of the current line and changed locals
+	Context int    // source lines shown above and below the current line (default 2)
+}
+
+// Terminal renders one Session as pdb does. It is not safe for concurrent use.
+type Terminal struct {
+	s        *debugger.Session
+	name     string
+	color    bool
+	context  int
+	listNext int            // next line for a repeated `list`, 0: around the current line
+	shown    *debugger.Stop // the stop shown before the current one
+	lastCmd  string
+}
+
+// New returns a terminal over s.
+func New(s *debugger.Session, opts Options) *Terminal {
+	if opts.Name == "" {
+		opts.Name = "<program>"
+	}
+	if opts.Context <= 0 {
+		opts.Context = 2
+	}
+	return &Terminal{s: s, name: opts.Name, color: opts.Color, context: opts.Context}
+}
+
+// Session is the session the terminal drives.
+func (t *Terminal) Session() *debugger.Session { return t.s }
+
+// Exec parses and runs one command line. An empty line repeats the last
+// command, as in pdb.
+func (t *Terminal) Exec(ctx context.Context, line string) (Result, error) {
+	line = strings.TrimSpace(line)
+	if line == "" {
+		line = t.lastCmd
+		if line == "" {
+			return Result{}, nil
+		}
+	}
+	name, arg, _ := strings.Cut(line, " ")
+	arg = strings.TrimSpace(arg)
+	c, ok := Lookup(name)
+	if !ok {
+		return Result{}, fmt.Errorf("unknown command %q (type help)", name)
+	}
+	t.lastCmd = line
+	return c.run(t, ctx, arg)
+}
+
+func (t *Terminal) move(ctx context.Context, cmd debugger.Command) (Result, error) {
+	prev := t.s.Current()
+	st, err := t.s.Do(ctx, cmd)
+	if err != nil {
+		return Result{}, err
+	}
+	t.shown = &prev
+	t.listNext = 0
+	return Result{Moved: true, Stop: st}, nil
+}
+
+const (
+	ansiBold    = "\x1b[1m"
+	ansiReverse = "\x1b[7m"
+	ansiYellow  = "\x1b[33m"
+	ansiReset   = "\x1b[0m"
+)
+
+// RenderStop is the pdb-style view of a stop: the event marker, the
+// location header, the source around the line with the line marked, and
+// the locals, changed ones marked.
+func (t *Terminal) RenderStop(st debugger.Stop) string {
+	var b strings.Builder
+	if st.IsExit() {
+		switch st.Exit {
+		case tracer.ExitNormal:
+			b.WriteString("--Exit-- the program finished")
+		case tracer.ExitError:
+			b.WriteString("--Exit-- uncaught exception")
+		case tracer.ExitNever:
+			b.WriteString("--Exit-- the run was stopped by a limit (treated as an infinite loop)")
+		case debugger.ExitInvEntry:
+			b.WriteString("--Entry-- before the start of the program (reverse commands stop here)")
+		default:
+			b.WriteString("--Exit-- " + st.Exit)
+		}
+		if st.Arg != "" {
+			b.WriteString(": " + st.Arg)
+		}
+		return b.String()
+	}
+	switch st.Event {
+	case tracer.EventCall:
+		b.WriteString("--Call--\n")
+	case tracer.EventReturn:
+		b.WriteString("--Return--\n")
+	case tracer.EventException:
+		b.WriteString(st.Arg + "\n")
+	case debugger.KindInvLineCall:
+		b.WriteString("--Calls made by this line--\n")
+	}
+	fmt.Fprintf(&b, "> %s(%d)%s()", t.name, st.Lineno, st.Function)
+	if st.Event == tracer.EventReturn {
+		b.WriteString("->" + st.Arg)
+	}
+	b.WriteByte('\n')
+	lines := debugger.SourceLines(t.s.Source())
+	first, last := max(1, st.Lineno-t.context), min(len(lines), st.Lineno+t.context)
+	if st.Lineno >= 1 && st.Lineno <= len(lines) {
+		b.WriteString(t.renderSourceAt(first, last, st.Lineno))
+		b.WriteByte('\n')
+	} else {
+		fmt.Fprintf(&b, "-> %s\n", strings.TrimSpace(st.Src))
+	}
+	b.WriteString(t.renderLocals(st))
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func (t *Terminal) renderSource(first, last int) string {
+	cur := t.s.Current()
+	mark := 0
+	if !cur.IsExit() {
+		mark = cur.Lineno
+	}
+	return t.renderSourceAt(first, last, mark)
+}
+
+func (t *Terminal) renderSourceAt(first, last, mark int) string {
+	lines := debugger.SourceLines(t.s.Source())
+	breaks := map[int]bool{}
+	for _, l := range t.s.Breaks() {
+		breaks[l] = true
+	}
+	var b strings.Builder
+	for n := first; n <= last && n <= len(lines); n++ {
+		flag := "  "
+		if breaks[n] {
+			flag = "B "
+		}
+		arrow := "   "
+		if n == mark {
+			arrow = "-> "
+		}
+		text := fmt.Sprintf("%4d %s%s%s", n, flag, arrow, lines[n-1])
+		if n == mark && t.color {
+			text = ansiReverse + text + ansiReset
+		}
+		b.WriteString(text)
+		if n < last && n < len(lines) {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// changed lists the locals of st that are new or different since the
+// previously shown stop of the same frame.
+func (t *Terminal) changed(st debugger.Stop) map[string]bool {
+	out := map[string]bool{}
+	if t.shown == nil || t.shown.IsExit() || t.shown.Frame != st.Frame {
+		return out
+	}
+	for _, v := range st.Locals {
+		if old, ok := t.shown.Locals.Get(v.Name); !ok || old != v.Value {
+			out[v.Name] = true
+		}
+	}
+	return out
+}
+
+func (t *Terminal) renderLocals(st debugger.Stop) string {
+	if len(st.Locals) == 0 {
+		return ""
+	}
+	ch := t.changed(st)
+	parts := make([]string, 0, len(st.Locals))
+	for _, v := range st.Locals {
+		s := v.Name + " = " + v.Value
+		if ch[v.Name] {
+			if t.color {
+				s = ansiYellow + ansiBold + s + ansiReset
+			} else {
+				s = "*" + s
+			}
+		}
+		parts = append(parts, s)
+	}
+	return "locals: " + strings.Join(parts, ", ") + "\n"
+}
+
+// Run is the interactive loop: it shows the current stop, then reads
+// commands until quit or end of input. With interactive set it uses
+// readline (line editing and history); otherwise it reads lines from in.
+func (t *Terminal) Run(ctx context.Context, in io.Reader, out io.Writer, interactive bool) error {
+	fmt.Fprintln(out, t.RenderStop(t.s.Current()))
+	next, closeFn, err := lineReader(in, out, interactive)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	for {
+		line, err := next()
+		if errors.Is(err, io.EOF) || errors.Is(err, readline.ErrInterrupt) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		res, err := t.Exec(ctx, line)
+		switch {
+		case err != nil:
+			fmt.Fprintln(out, "*** "+err.Error())
+		case res.Quit:
+			return nil
+		case res.Moved:
+			fmt.Fprintln(out, t.RenderStop(res.Stop))
+		case res.Message != "":
+			fmt.Fprintln(out, res.Message)
+		}
+	}
+}
+
+func lineReader(in io.Reader, out io.Writer, interactive bool) (func() (string, error), func(), error) {
+	if interactive {
+		rl, err := readline.NewEx(&readline.Config{Prompt: "(ndb) ", HistoryLimit: 1000, Stdout: out})
+		if err != nil {
+			return nil, nil, err
+		}
+		return rl.Readline, func() { rl.Close() }, nil
+	}
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	return func() (string, error) {
+		fmt.Fprint(out, "(ndb) ")
+		if !sc.Scan() {
+			fmt.Fprintln(out)
+			if err := sc.Err(); err != nil {
+				return "", err
+			}
+			return "", io.EOF
+		}
+		return sc.Text(), nil
+	}, func() {}, nil
+}
+
+// BatchStop is the JSON line of a non-exit stop in batch mode.
+type BatchStop struct {
+	Event    string        `json:"event"`
+	Lineno   int           `json:"lineno"`
+	Function string        `json:"function"`
+	Depth    int           `json:"depth"`
+	Src      string        `json:"src"`
+	Locals   tracer.Locals `json:"locals"`
+	Arg      *string       `json:"arg,omitempty"` // return and exception stops only
+}
+
+// BatchExit is the JSON line of an exit: arg is the uncaught exception or
+// the limit that stopped the run, when known.
+type BatchExit struct {
+	Event string `json:"event"` // "exit"
+	Exit  string `json:"exit"`  // normal, error, never, inv_exit_entry
+	Arg   string `json:"arg,omitempty"`
+}
+
+// BatchLine is the batch JSON value of st: a BatchStop or a BatchExit.
+func BatchLine(st debugger.Stop) any {
+	if st.IsExit() {
+		return BatchExit{Event: debugger.EventExit, Exit: st.Exit, Arg: st.Arg}
+	}
+	b := BatchStop{Event: st.Event, Lineno: st.Lineno, Function: st.Function, Depth: st.Depth, Src: st.Src, Locals: st.Locals}
+	if b.Locals == nil {
+		b.Locals = tracer.Locals{}
+	}
+	if st.Event == tracer.EventReturn || st.Event == tracer.EventException {
+		arg := st.Arg
+		b.Arg = &arg
+	}
+	return b
+}
+
+// Batch runs the batch mode: it writes the current stop as a JSON line,
+// then reads commands from in, one per line, and writes exactly one JSON
+// line per command: a stop when it moved, else an object without "event"
+// ("error" for a bad command, "message" and data fields otherwise). Blank
+// lines are skipped; quit ends the run.
+func Batch(ctx context.Context, t *Terminal, in io.Reader, out io.Writer) error {
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(BatchLine(t.s.Current())); err != nil {
+		return err
+	}
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		res, err := t.Exec(ctx, line)
+		var v any
+		switch {
+		case err != nil:
+			v = map[string]any{"error": err.Error()}
+		case res.Moved:
+			v = BatchLine(res.Stop)
+		default:
+			m := map[string]any{}
+			for k, x := range res.Data {
+				m[k] = x
+			}
+			if res.Message != "" {
+				m["message"] = res.Message
+			}
+			v = m
+		}
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		if res.Quit {
+			return nil
+		}
+	}
+	return sc.Err()
+}

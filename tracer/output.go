@@ -1,0 +1,114 @@
+package tracer
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// jsonState is a State as a JSON line: like State's own JSON, but call and
+// line states always carry "locals" (an empty object when there are none).
+type jsonState struct {
+	Event    string  `json:"event"`
+	Lineno   int     `json:"lineno"`
+	Function string  `json:"function"`
+	Depth    int     `json:"depth"`
+	Src      string  `json:"src"`
+	Locals   *Locals `json:"locals,omitempty"`
+	Arg      *string `json:"arg,omitempty"`
+	Frame    int     `json:"frame"`
+	Gen      bool    `json:"gen,omitempty"`
+}
+
+// jsonExit is the last JSON line of a trace.
+type jsonExit struct {
+	Exit   string `json:"exit"`
+	Error  string `json:"error,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	Code   int    `json:"code,omitempty"`
+	Stdout string `json:"stdout,omitempty"`
+}
+
+// WriteJSONLines writes one JSON object per State, then one exit line
+// (schema in docs/tracer.md). '<' and '>' are not escaped.
+func WriteJSONLines(w io.Writer, tr *Trace) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	for i := range tr.States {
+		s := &tr.States[i]
+		js := jsonState{Event: s.Event, Lineno: s.Lineno, Function: s.Function, Depth: s.Depth,
+			Src: s.Src, Frame: s.Frame, Gen: s.Gen}
+		switch s.Event {
+		case EventCall, EventLine:
+			l := s.Locals
+			if l == nil {
+				l = Locals{}
+			}
+			js.Locals = &l
+		case EventReturn, EventException:
+			a := s.Arg
+			js.Arg = &a
+		}
+		if err := enc.Encode(js); err != nil {
+			return err
+		}
+	}
+	if err := enc.Encode(jsonExit{Exit: tr.Exit.Kind, Error: tr.Exit.Error, Reason: tr.Exit.Reason,
+		Code: tr.Exit.Code, Stdout: tr.Stdout}); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// WriteText writes a readable view: one line per state, indented by depth,
+// then the exit and what the program printed.
+func WriteText(w io.Writer, tr *Trace) error {
+	bw := bufio.NewWriter(w)
+	for _, s := range tr.States {
+		ind := strings.Repeat("  ", s.Depth)
+		loc := fmt.Sprintf("%s:%d", s.Function, s.Lineno)
+		fmt.Fprintf(bw, "%s%-9s %-16s %s", ind, s.Event, loc, strings.TrimSpace(s.Src))
+		switch s.Event {
+		case EventCall, EventLine:
+			if len(s.Locals) > 0 {
+				var b bytes.Buffer
+				for i, v := range s.Locals {
+					if i > 0 {
+						b.WriteString(", ")
+					}
+					b.WriteString(v.Name)
+					b.WriteString("=")
+					b.WriteString(v.Value)
+				}
+				fmt.Fprintf(bw, "    | %s", b.String())
+			}
+		case EventReturn:
+			fmt.Fprintf(bw, "    -> %s", s.Arg)
+		case EventException:
+			fmt.Fprintf(bw, "    !! %s", s.Arg)
+		}
+		bw.WriteByte('\n')
+	}
+	fmt.Fprintf(bw, "exit %s", tr.Exit.Kind)
+	if tr.Exit.Error != "" {
+		fmt.Fprintf(bw, ": %s", tr.Exit.Error)
+	}
+	if tr.Exit.Reason != "" {
+		fmt.Fprintf(bw, " (%s)", tr.Exit.Reason)
+	}
+	if tr.Exit.Code != 0 {
+		fmt.Fprintf(bw, " [status %d]", tr.Exit.Code)
+	}
+	fmt.Fprintf(bw, "  (%d states)\n", len(tr.States))
+	if tr.Stdout != "" {
+		fmt.Fprintf(bw, "--- stdout ---\n%s", tr.Stdout)
+		if !strings.HasSuffix(tr.Stdout, "\n") {
+			bw.WriteByte('\n')
+		}
+	}
+	return bw.Flush()
+}

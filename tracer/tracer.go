@@ -1,0 +1,467 @@
+package tracer
+
+import (
+	"bufio"
+	"context"
+	_ "embed"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+)
+
+//go:embed tracer.py
+var workerScript string
+
+// CutMarker follows a repr cut at Limits.ReprLimit characters. A cut value is
+// exactly ReprLimit characters of the real repr plus this marker, so it is
+// recognisable by its length alone (an uncut repr is at most ReprLimit long).
+const CutMarker = "..."
+
+// AddressPlaceholder replaces every memory address in a repr (" at 0x7f3a..."
+// becomes " at 0x0") so reprs do not change from run to run.
+const AddressPlaceholder = "0x0"
+
+// OutputCutMarker ends Trace.Stdout when the program printed more than
+// Limits.MaxOutput characters.
+const OutputCutMarker = "\n[ndb: output cut]"
+
+// Placeholders for values whose repr cannot be shown. ReprRaisedPrefix is
+// followed by the exception's class name and ">".
+const (
+	ReprTimedOut     = "<repr timed out>"
+	ReprRaisedPrefix = "<repr raised "
+)
+
+// Limits bound one traced run. A zero field means "use the default".
+type Limits struct {
+	Timeout     time.Duration // wall clock for the whole run (module body included): exit never/"timeout"
+	MaxEvents   int           // recorded events; the next one ends the run: exit never/"events"
+	MemoryBytes int64         // address space of the traced process (RLIMIT_AS): MemoryError -> exit never/"memory"
+	ReprLimit   int           // characters of a repr kept before CutMarker
+	MaxOutput   int           // characters of the program's stdout kept in Trace.Stdout
+}
+
+// DefaultLimits returns the limits used when a field is zero: 10 s, 100,000
+// events, 1 GiB, reprs cut at 1,000 characters, 1 MiB (1,048,576 characters)
+// of stdout.
+func DefaultLimits() Limits {
+	return Limits{
+		Timeout:     10 * time.Second,
+		MaxEvents:   100000,
+		MemoryBytes: 1 << 30,
+		ReprLimit:   1000,
+		MaxOutput:   1 << 20,
+	}
+}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	if l.Timeout <= 0 {
+		l.Timeout = d.Timeout
+	}
+	if l.MaxEvents <= 0 {
+		l.MaxEvents = d.MaxEvents
+	}
+	if l.MemoryBytes <= 0 {
+		l.MemoryBytes = d.MemoryBytes
+	}
+	if l.ReprLimit <= 0 {
+		l.ReprLimit = d.ReprLimit
+	}
+	if l.MaxOutput <= 0 {
+		l.MaxOutput = d.MaxOutput
+	}
+	return l
+}
+
+// Options configure a Tracer.
+type Options struct {
+	Python string // interpreter name or path; default "python3"
+	Limits Limits // zero fields take DefaultLimits
+}
+
+// Info describes a running worker.
+type Info struct {
+	Python         string `json:"python"`         // version, e.g. "3.11.7"
+	Implementation string `json:"implementation"` // e.g. "cpython"
+	Executable     string `json:"executable"`     // the real interpreter (sys.executable)
+	NetNamespace   bool   `json:"netns"`          // runs in an empty network namespace
+	Audit          bool   `json:"audit"`          // audit hooks guard the program
+	MemView        bool   `json:"memview"`        // fast exact list probes (see docs/tracer.md)
+}
+
+var pythonCache sync.Map // name -> string
+
+// ResolvePython returns the real interpreter behind name (its sys.executable),
+// so that shims such as pyenv's (0.3 s a start) are paid once. Results are
+// cached per name for the life of the process.
+func ResolvePython(name string) (string, error) {
+	if name == "" {
+		name = "python3"
+	}
+	if v, ok := pythonCache.Load(name); ok {
+		return v.(string), nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, "-c", "import sys; print(sys.executable)")
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("tracer: cannot run Python %q: %w", name, err)
+	}
+	exe := strings.TrimSpace(string(out))
+	if exe == "" {
+		return "", fmt.Errorf("tracer: Python %q reports no sys.executable", name)
+	}
+	pythonCache.Store(name, exe)
+	return exe, nil
+}
+
+// Tracer owns one persistent Python worker and traces programs with it, one
+// after another. Trace calls are serialized by a mutex: a Tracer is safe to
+// share, but runs one program at a time; use one Tracer per parallel worker.
+type Tracer struct {
+	opts    Options
+	python  string
+	scratch string // parent of the per-run scratch directories
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout *bufio.Reader
+	info   Info
+	last   workerEnd // how the last run ended, for benchmarks
+	dead   bool
+	closed bool
+}
+
+// New resolves the interpreter and starts one worker.
+func New(opts Options) (*Tracer, error) {
+	if opts.Python == "" {
+		opts.Python = "python3"
+	}
+	opts.Limits = opts.Limits.withDefaults()
+	py, err := ResolvePython(opts.Python)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "ndb-tracer-")
+	if err != nil {
+		return nil, fmt.Errorf("tracer: scratch directory: %w", err)
+	}
+	t := &Tracer{opts: opts, python: py, scratch: dir}
+	if err := t.start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return t, nil
+}
+
+// Info reports the worker's interpreter and which guards are active.
+func (t *Tracer) Info() Info {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.info
+}
+
+// Limits returns the limits used when Trace is called without its own.
+func (t *Tracer) Limits() Limits { return t.opts.Limits }
+
+func (t *Tracer) start() error {
+	cmd := exec.Command(t.python, "-s", "-c", workerScript, t.scratch)
+	cmd.Dir = t.scratch
+	cmd.Env = []string{
+		"PATH=/usr/local/bin:/usr/bin:/bin",
+		"PYTHONHASHSEED=0", // deterministic set and dict-of-str order
+		"PYTHONDONTWRITEBYTECODE=1",
+		"PYTHONIOENCODING=utf-8",
+		"LANG=C.UTF-8",
+		"LC_ALL=C.UTF-8",
+		"HOME=" + t.scratch,
+		"TMPDIR=" + t.scratch,
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &limitedWriter{w: &stderr, n: 64 << 10}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("tracer: start %s: %w", t.python, err)
+	}
+	t.cmd, t.stdin, t.stdout, t.dead = cmd, stdin, bufio.NewReaderSize(stdout, 1<<20), false
+	kind, payload, err := readFrameTimeout(t.stdout, 60*time.Second)
+	if err != nil || kind != 'H' {
+		t.kill()
+		msg := strings.TrimSpace(stderr.String())
+		if err == nil {
+			err = fmt.Errorf("unexpected frame %q", kind)
+		}
+		return fmt.Errorf("tracer: worker did not start (%s): %v %s", t.python, err, msg)
+	}
+	if err := json.Unmarshal(payload, &t.info); err != nil {
+		t.kill()
+		return fmt.Errorf("tracer: bad hello from worker: %w", err)
+	}
+	return nil
+}
+
+func (t *Tracer) kill() {
+	t.dead = true
+	if t.cmd != nil && t.cmd.Process != nil {
+		syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)
+		t.cmd.Process.Kill()
+		t.cmd.Wait()
+	}
+}
+
+// Close stops the worker and removes its scratch directory.
+func (t *Tracer) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil
+	}
+	t.closed = true
+	if t.stdin != nil {
+		t.stdin.Close()
+	}
+	done := make(chan struct{})
+	go func() {
+		if t.cmd != nil {
+			t.cmd.Wait()
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		t.kill()
+		<-done
+	}
+	t.dead = true
+	return os.RemoveAll(t.scratch)
+}
+
+// WrapCall returns the source traced for a Program with Call: the source,
+// a newline if it does not end with one, then "\n\ndef main():\n    return "
+// + call + "\n". Line endings are normalised to "\n" first.
+func WrapCall(source, call string) string {
+	var b strings.Builder
+	b.WriteString(source)
+	if source != "" && !strings.HasSuffix(source, "\n") {
+		b.WriteByte('\n')
+	}
+	b.WriteString("\n\ndef main():\n    return ")
+	b.WriteString(call)
+	b.WriteByte('\n')
+	return b.String()
+}
+
+func normalizeNewlines(s string) string {
+	if !strings.Contains(s, "\r") {
+		return s
+	}
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.ReplaceAll(s, "\r", "\n")
+}
+
+type request struct {
+	Source string         `json:"source"`
+	Call   string         `json:"call,omitempty"`
+	Limits map[string]any `json:"limits"`
+}
+
+// Trace runs p under the tracer's limits. It returns an error only for ndb's
+// own failures (a bad Program, a dead worker, a cancelled ctx); everything the
+// program does, including crashing its process, is reported in Trace.Exit.
+func (t *Tracer) Trace(ctx context.Context, p Program) (*Trace, error) {
+	return t.TraceLimits(ctx, p, t.opts.Limits)
+}
+
+// TraceLimits is Trace with limits for this run only (zero fields: defaults).
+func (t *Tracer) TraceLimits(ctx context.Context, p Program, lim Limits) (*Trace, error) {
+	lim = lim.withDefaults()
+	if strings.ContainsAny(p.Call, "\r\n") {
+		return nil, fmt.Errorf("tracer: call %q must be a single line", p.Call)
+	}
+	source := normalizeNewlines(p.Source)
+	if p.Call != "" {
+		source = WrapCall(source, strings.TrimSpace(p.Call))
+	}
+	tr := &Trace{Source: source, Call: p.Call, States: []State{}}
+	if !utf8.ValidString(source) {
+		off := invalidUTF8Offset(source)
+		tr.Exit = Exit{Kind: ExitError, Reason: "syntax error",
+			Error: fmt.Sprintf("SyntaxError('Non-UTF-8 code starting with %q at byte %d')", source[off:off+1], off)}
+		return tr, nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil, errors.New("tracer: Trace after Close")
+	}
+	if t.dead {
+		if err := t.start(); err != nil {
+			return nil, err
+		}
+	}
+	req := request{Source: source, Call: strings.TrimSpace(p.Call), Limits: map[string]any{
+		"timeout": lim.Timeout.Seconds(),
+		"events":  lim.MaxEvents,
+		"memory":  lim.MemoryBytes,
+		"repr":    lim.ReprLimit,
+		"output":  lim.MaxOutput,
+	}}
+	line, err := json.Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("tracer: encode request: %w", err)
+	}
+	line = append(line, '\n')
+
+	// The worker enforces the wall clock itself; this watchdog only catches a
+	// stuck worker, and ctx lets the caller abandon the run.
+	watch := make(chan struct{})
+	var abandoned error
+	var abandonMu sync.Mutex
+	go func() {
+		timer := time.NewTimer(lim.Timeout + 30*time.Second)
+		defer timer.Stop()
+		select {
+		case <-watch:
+			return
+		case <-ctx.Done():
+			abandonMu.Lock()
+			abandoned = ctx.Err()
+			abandonMu.Unlock()
+		case <-timer.C:
+			abandonMu.Lock()
+			abandoned = errors.New("tracer: worker did not answer within the timeout")
+			abandonMu.Unlock()
+		}
+		syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)
+	}()
+	defer close(watch)
+
+	fail := func(err error) (*Trace, error) {
+		abandonMu.Lock()
+		a := abandoned
+		abandonMu.Unlock()
+		t.kill()
+		if a != nil {
+			return nil, a
+		}
+		return nil, err
+	}
+	if _, err := t.stdin.Write(line); err != nil {
+		return fail(fmt.Errorf("tracer: worker gone: %w", err))
+	}
+	dec := newDecoder(source, tr)
+	for {
+		kind, payload, err := readFrame(t.stdout)
+		if err != nil {
+			return fail(fmt.Errorf("tracer: worker gone: %w", err))
+		}
+		switch kind {
+		case 'D':
+			dec.feed(payload)
+		case 'E':
+			var end workerEnd
+			if err := json.Unmarshal(payload, &end); err != nil {
+				return fail(fmt.Errorf("tracer: bad end frame: %w", err))
+			}
+			if end.WorkerError != "" {
+				return nil, fmt.Errorf("tracer: worker: %s", end.WorkerError)
+			}
+			dec.finish(end)
+			t.last = end
+			return tr, nil
+		default:
+			return fail(fmt.Errorf("tracer: unexpected frame %q", kind))
+		}
+	}
+}
+
+type workerEnd struct {
+	Elapsed     float64 `json:"elapsed"`
+	CPU         float64 `json:"cpu"` // the child's user+system seconds
+	Timeout     bool    `json:"timeout"`
+	TooBig      bool    `json:"too_big"`
+	Code        *int    `json:"code"`
+	Signal      int     `json:"signal"`
+	WorkerError string  `json:"worker_error"`
+}
+
+func invalidUTF8Offset(s string) int {
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return 0
+}
+
+func readFrame(r *bufio.Reader) (byte, []byte, error) {
+	var hdr [5]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return 0, nil, err
+	}
+	n := binary.BigEndian.Uint32(hdr[1:])
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return 0, nil, err
+	}
+	return hdr[0], buf, nil
+}
+
+func readFrameTimeout(r *bufio.Reader, d time.Duration) (byte, []byte, error) {
+	type res struct {
+		k byte
+		p []byte
+		e error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		k, p, e := readFrame(r)
+		ch <- res{k, p, e}
+	}()
+	select {
+	case x := <-ch:
+		return x.k, x.p, x.e
+	case <-time.After(d):
+		return 0, nil, errors.New("timed out waiting for the worker")
+	}
+}
+
+type limitedWriter struct {
+	w io.Writer
+	n int
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if l.n > 0 {
+		q := p
+		if len(q) > l.n {
+			q = q[:l.n]
+		}
+		l.w.Write(q)
+		l.n -= len(q)
+	}
+	return len(p), nil
+}

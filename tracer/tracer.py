@@ -1,0 +1,962 @@
+# ndb tracer worker. Embedded in the ndb binary (tracer/tracer.py) and run as
+#   python -I -c <this file> SCRATCH_BASE
+# One worker traces many programs: per program it forks a child from this warm
+# interpreter; the child applies the limits, runs the program under
+# sys.settrace and streams records back; this parent enforces the wall clock
+# and survives whatever the child does. Protocol and decisions: docs/tracer.md.
+#
+# Worker -> Go (stdout): frames of 1 type byte + 4-byte big-endian length + payload.
+#   H: hello JSON; D: a chunk of the child's record stream; E: end-of-run JSON.
+# Go -> worker (stdin): one JSON request per line.
+# Child record stream: lines, each a JSON array of records (see _emit_*).
+
+import builtins
+import dis
+import gc
+import io
+import json
+import marshal
+import os
+import re
+import resource
+import select
+import shutil
+import signal
+import struct
+import sys
+import tempfile
+import time
+import types
+
+PROGRAM_FILE = "<program>"
+CUT_MARKER = "..."
+TRACE_LOST = "trace incomplete: tracing stopped early (recursion limit reached inside the tracer, or sys.settrace replaced)"
+REPR_SECONDS = 0.2  # a single user-defined __repr__ may run this long
+FLUSH_RECORDS = 4096
+YIELD_VALUE = dis.opmap.get("YIELD_VALUE", -1)
+GEN_FLAGS = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine, async generator
+
+_NoneType = type(None)
+# Exact types whose repr cannot change while the object stays the same.
+FROZEN_ATOMS = frozenset([int, bool, _NoneType, float, complex, str, bytes, range,
+                          type(Ellipsis), type(NotImplemented)])
+# Exact types whose repr is short-ish and computed in C (list fast path).
+SHORT_ATOMS = frozenset([int, bool, _NoneType, float])
+# Same type and == implies the same repr (float is excluded: 0.0 == -0.0).
+EQ_SAFE = frozenset([int, bool, _NoneType, str, bytes])
+_ADDR = re.compile(r" at 0x[0-9a-fA-F]+")
+_object_repr = object.__repr__
+_addr_key = object.__hash__  # a unique key per live object; id() would call the audit hook
+_exc_repr = BaseException.__repr__
+FunctionType = types.FunctionType
+
+
+class _ReprTimeout(BaseException):
+    pass
+
+
+_in_user_repr = [False]
+
+
+def _on_alarm(signum, frame):
+    if _in_user_repr[0]:
+        _in_user_repr[0] = False
+        raise _ReprTimeout()
+
+
+# ---------------------------------------------------------------- bounded repr
+
+def _str_pre(s, n):
+    """A prefix of repr(s): all of it, or one longer than n."""
+    if len(s) <= n:
+        return repr(s)
+    q = '"' if ("'" in s and '"' not in s) else "'"
+    rp = repr(s[:n])
+    body = rp[1:-1]
+    if rp[0] != q and q == "'":
+        body = body.replace("'", "\\'")
+    return q + body
+
+
+def _bytes_pre(b, n):
+    if len(b) <= n:
+        return repr(b)
+    q = '"' if (b"'" in b and b'"' not in b) else "'"
+    rp = repr(b[:n])
+    body = rp[2:-1]
+    if rp[1] != q and q == "'":
+        body = body.replace("'", "\\'")
+    return "b" + q + body
+
+
+def _generic_repr(o):
+    t = type(o)
+    if t.__repr__ is _object_repr:
+        r = _object_repr(o)
+    else:
+        _in_user_repr[0] = True
+        signal.setitimer(signal.ITIMER_REAL, REPR_SECONDS)
+        try:
+            r = repr(o)
+        finally:
+            _in_user_repr[0] = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    if "0x" in r:
+        r = _ADDR.sub(" at 0x0", r)
+    return r
+
+
+def _items_pre(it, n, open_, close, active, key_of=None):
+    parts = [open_]
+    total = len(open_)
+    first = True
+    for e in it:
+        if first:
+            first = False
+        else:
+            parts.append(", ")
+            total += 2
+        if key_of is not None:
+            k, v = e
+            p = _pre(k, n - total, active)
+            parts.append(p)
+            total += len(p)
+            if total > n:
+                return "".join(parts)
+            parts.append(": ")
+            total += 2
+            e = v
+        p = _pre(e, n - total, active)
+        parts.append(p)
+        total += len(p)
+        if total > n:
+            return "".join(parts)
+    parts.append(close)
+    return "".join(parts)
+
+
+def _list_pre(o, n, active):
+    ln = len(o)
+    m = n // 3 + 2  # at most this many elements fit in n characters
+    s = o[:m] if ln > m else o
+    if set(map(type, s)) <= SHORT_ATOMS:
+        try:
+            r = repr(s)
+        except ValueError:  # an int too long to print: let the walker raise it
+            r = None
+        if r is not None:
+            return r[:-1] + ", " if ln > m else r
+    oid = _addr_key(o)
+    if oid in active:
+        return "[...]"
+    active.add(oid)
+    try:
+        return _items_pre(o, n, "[", "]", active)
+    finally:
+        active.discard(oid)
+
+
+def _pre(o, n, active):
+    """A prefix of repr(o): all of repr(o) if it has at most n characters,
+    else a prefix longer than n. Builtin containers are walked so a huge value
+    costs O(n); other objects use their own repr (time-limited)."""
+    t = type(o)
+    if t is int or t is bool or t is _NoneType or t is float:
+        return repr(o)
+    if t is str:
+        return _str_pre(o, n)
+    if t is list:
+        return _list_pre(o, n, active)
+    if t is tuple:
+        oid = _addr_key(o)
+        if oid in active:
+            return "(...)"
+        if len(o) == 1:
+            active.add(oid)
+            try:
+                p = _pre(o[0], n - 1, active)
+            finally:
+                active.discard(oid)
+            return "(" + p + ",)" if len(p) < n else "(" + p
+        active.add(oid)
+        try:
+            return _items_pre(o, n, "(", ")", active)
+        finally:
+            active.discard(oid)
+    if t is dict:
+        if not o:
+            return "{}"
+        oid = _addr_key(o)
+        if oid in active:
+            return "{...}"
+        active.add(oid)
+        try:
+            return _items_pre(o.items(), n, "{", "}", active, key_of=True)
+        finally:
+            active.discard(oid)
+    if t is set or t is frozenset:
+        name = t.__name__
+        if not o:
+            return name + "()"
+        oid = _addr_key(o)
+        if oid in active:
+            return name + "(...)"
+        active.add(oid)
+        try:
+            if t is set:
+                return _items_pre(o, n, "{", "}", active)
+            return _items_pre(o, n, "frozenset({", "})", active)
+        finally:
+            active.discard(oid)
+    if t is bytes:
+        return _bytes_pre(o, n)
+    if isinstance(o, BaseException) and t.__repr__ is _exc_repr:
+        args = o.args
+        name = t.__name__
+        if len(args) == 1:
+            return name + "(" + _pre(args[0], n - len(name) - 1, active) + ")"
+        return name + _pre(args, n - len(name), active)
+    return _generic_repr(o)
+
+
+def brepr(o, limit):
+    """repr(o) if it has at most limit characters, else its first limit
+    characters followed by CUT_MARKER; a placeholder if repr fails."""
+    try:
+        s = _pre(o, limit, set())
+    except _ReprTimeout:
+        return "<repr timed out>"
+    except RecursionError:
+        return "<repr raised RecursionError>"
+    except MemoryError:
+        raise
+    except BaseException as e:  # a user __repr__ may raise anything
+        return "<repr raised %s>" % type(e).__name__
+    if type(s) is not str:
+        return "<repr raised TypeError>"
+    if len(s) > limit:
+        return s[:limit] + CUT_MARKER
+    return s
+
+
+def _is_frozen(o, budget=1000):
+    """True when o's repr cannot change while o is the same object."""
+    t = type(o)
+    if t in FROZEN_ATOMS:
+        return True
+    if (t is tuple or t is frozenset) and len(o) <= budget:
+        for e in o:
+            if not _is_frozen(e, budget // 2):
+                return False
+        return True
+    return False
+
+
+# ---------------------------------------------------------------- child side
+
+class _Capture(io.TextIOBase):
+    """Bounded stand-in for sys.stdout: keeps the first `limit` characters."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def __init__(self, limit):
+        self._parts = []
+        self._size = 0
+        self._limit = limit
+        self.truncated = False
+
+    def write(self, s):
+        if not isinstance(s, str):
+            raise TypeError("write() argument must be str, not %s" % type(s).__name__)
+        room = self._limit - self._size
+        if len(s) > room:
+            self.truncated = True
+            s = s[:max(room, 0)]
+        if s:
+            self._parts.append(s)
+            self._size += len(s)
+        return len(s)
+
+    def writable(self):
+        return True
+
+    def isatty(self):
+        return False
+
+    def getvalue(self):
+        return "".join(self._parts)
+
+
+def _write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def _libc():
+    try:
+        import ctypes
+        return ctypes.CDLL(None, use_errno=True)
+    except Exception:
+        return None
+
+
+def _inside(path, root):
+    try:
+        if isinstance(path, int):
+            return True  # an already open descriptor
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        path = os.fspath(path)
+    except Exception:
+        return False
+    full = os.path.realpath(os.path.join(os.getcwd(), path))
+    return full == root or full.startswith(root + "/") or full == "/dev/null"
+
+
+_BLOCKED = {
+    "os.fork": "creating processes", "os.forkpty": "creating processes",
+    "os.system": "creating processes", "os.exec": "creating processes",
+    "os.posix_spawn": "creating processes", "os.spawn": "creating processes",
+    "subprocess.Popen": "creating processes", "pty.spawn": "creating processes",
+    "socket.__new__": "network access", "socket.connect": "network access",
+    "socket.bind": "network access", "socket.sendto": "network access",
+    "socket.sendmsg": "network access", "socket.getaddrinfo": "network access",
+    "socket.gethostbyname": "network access", "socket.gethostbyaddr": "network access",
+    "socket.getnameinfo": "network access", "socket.sethostname": "network access",
+    "urllib.Request": "network access",
+    "ctypes.dlopen": "ctypes", "ctypes.dlsym": "ctypes", "ctypes.dlsym/handle": "ctypes",
+    "ctypes.call_function": "ctypes",
+    "resource.setrlimit": "changing limits", "resource.prlimit": "changing limits",
+    "os.setuid": "changing identity",
+}
+_PATH_EVENTS = {  # event -> indexes of path arguments that must stay in the scratch dir
+    "os.remove": (0,), "os.rename": (0, 1), "os.rmdir": (0,), "os.mkdir": (0,),
+    "os.symlink": (1,), "os.link": (0, 1), "os.chmod": (0,), "os.chown": (0,),
+    "os.truncate": (0,), "os.utime": (0,), "os.chdir": (0,), "os.chflags": (0,),
+    "os.lchflags": (0,), "os.mkfifo": (0,), "os.mknod": (0,), "os.setxattr": (0,),
+    "os.removexattr": (0,), "shutil.rmtree": (0,), "shutil.copyfile": (1,),
+    "shutil.copytree": (1,), "shutil.move": (0, 1), "shutil.chown": (0,),
+}
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+
+def _make_audit_hook(root, state):
+    pid = os.getpid()
+
+    def hook(event, args):
+        if not state[0]:
+            return
+        why = _BLOCKED.get(event)
+        if why is not None:
+            raise PermissionError("ndb sandbox: %s is not allowed (%s)" % (why, event))
+        if event == "open":
+            path, mode, flags = (tuple(args) + (None, None, 0))[:3]
+            if isinstance(mode, str):
+                writing = any(c in mode for c in "wax+")
+            else:
+                writing = bool((flags or 0) & _WRITE_FLAGS)
+            if writing and not _inside(path, root):
+                raise PermissionError("ndb sandbox: writing outside the scratch directory is not allowed: %r" % (path,))
+            return
+        idx = _PATH_EVENTS.get(event)
+        if idx is not None:
+            for i in idx:
+                if i < len(args) and not _inside(args[i], root):
+                    raise PermissionError("ndb sandbox: %s outside the scratch directory is not allowed" % event)
+            return
+        if event in ("os.kill", "os.killpg", "signal.pthread_kill"):
+            if event == "os.kill" and args and args[0] in (0, pid, os.getpid()):
+                return
+            raise PermissionError("ndb sandbox: signalling other processes is not allowed")
+    return hook
+
+
+def _run_child(req, wfd, scratch, libc):
+    lim = req["limits"]
+    # Own process group (the parent kills the whole group) and die with the parent.
+    os.setpgid(0, 0)
+    if libc is not None:
+        try:
+            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+        except Exception:
+            pass
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+
+    def setlim(res, value):
+        try:
+            resource.setrlimit(res, (value, value))
+        except (ValueError, OSError):
+            pass
+    mem = int(lim.get("memory") or 0)
+    if mem > 0:
+        setlim(resource.RLIMIT_AS, mem)
+    setlim(resource.RLIMIT_CORE, 0)
+    setlim(resource.RLIMIT_FSIZE, 64 << 20)
+    cpu = int(float(lim.get("timeout") or 10)) + 2
+    setlim(resource.RLIMIT_CPU, cpu)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writes past the size limit fail with EFBIG
+    signal.signal(signal.SIGALRM, _on_alarm)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.chdir(scratch)
+    # The worker's environment is already clean (set by ndb); only these differ per run.
+    os.environ["HOME"] = scratch
+    os.environ["TMPDIR"] = scratch
+
+    repr_limit = int(lim.get("repr") or 1000)
+    max_events = int(lim.get("events") or 100000)
+    capture = _Capture(int(lim.get("output") or (1 << 20)))
+    err_capture = _Capture(1 << 16)
+    sys.stdout = capture
+    sys.stderr = err_capture
+    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
+    sys.argv = [PROGRAM_FILE]
+
+    out = []  # pending records
+    closed = [False]
+    trace_lost = [False]  # CPython switched tracing off (the tracer hit the recursion limit)
+    guard = [False]  # the audit hook refuses things only while the program runs
+    real_exit = os._exit
+
+    flushing = [False]
+    # Records leave in batches that double from 1 to FLUSH_RECORDS: a child
+    # killed while stuck inside C code (where it cannot be asked to flush)
+    # loses less than half of what it recorded, and short programs lose nothing.
+    batch = [1]
+
+    def flush():
+        # One chunk: 4-byte little-endian length, then marshal (version 2) of
+        # the list of records. A chunk cut short by a dying child is dropped.
+        if out and not flushing[0]:
+            flushing[0] = True
+            try:
+                data = marshal.dumps(out, 2)
+                out.clear()
+                if batch[0] < FLUSH_RECORDS:
+                    batch[0] *= 2
+                _write_all(wfd, struct.pack("<I", len(data)) + data)
+            finally:
+                flushing[0] = False
+
+    # On a timeout the parent sends SIGUSR1 first: hand over what is pending.
+    signal.signal(signal.SIGUSR1, lambda signum, frame: flush())
+
+    def finish(kind, error="", reason="", code=0):
+        guard[0] = False
+        sys.settrace(None)
+        if trace_lost[0] and not reason:
+            reason = TRACE_LOST
+        if closed[0]:
+            return
+        closed[0] = True
+        out.append(("o", capture.getvalue(), capture.truncated))
+        out.append(("x", kind, error, reason, code))
+        flush()
+
+    source = req["source"]
+    call = req.get("call") or ""
+    try:
+        code = compile(source, PROGRAM_FILE, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError) as e:
+        finish("error", brepr(e, repr_limit), "syntax error")
+        return 0
+
+    module = types.ModuleType("__main__")
+    g = module.__dict__
+    g["__builtins__"] = builtins
+    g["__file__"] = PROGRAM_FILE
+    sys.modules["__main__"] = module
+
+    # ---- the recorder (hot path)
+    # Per frame a list: [num, depth, keys, objs, reprs, probes, last event,
+    # gen, hide dunders, raw keys, visible indexes, new key list to send]. A probe says how to tell,
+    # cheaply and exactly, that a value's repr has not changed:
+    #   True: the object is immutable, identity is enough;
+    #   (0, nitems, cut, length, item-pointer bytes, items): a list whose
+    #     first items (all immutable) are the same objects, read through the
+    #     memory view (see _probe_memory); cut lists need only that prefix;
+    #   (1, qualname): a function, same object and same __qualname__;
+    #   (2, ...): the same list check without the memory view (slower);
+    #   None: recompute the repr every event.
+    frames = {}
+    counter = [0, 0]  # events, frame numbers
+    append = out.append
+    _type = type
+    _len = len
+    _hash = object.__hash__  # not id(): id() is audited, and the hook would run at each event
+    _repr = repr
+    frozen_atoms = FROZEN_ATOMS
+    eq_safe = EQ_SAFE
+    fname_prog = PROGRAM_FILE
+    mem = _MEMORY
+    from_bytes = int.from_bytes
+    list_m = repr_limit // 3 + 2  # items that can show in repr_limit characters
+    cut_marker = CUT_MARKER
+
+    def value(v):
+        t = _type(v)
+        if t in frozen_atoms:
+            return brepr(v, repr_limit), True
+        if t is list:
+            text = brepr(v, repr_limit)
+            ln = _len(v)
+            cut = ln > list_m
+            s = v[:list_m] if cut else v[:]
+            ts = set(map(_type, s))
+            if mem is not None:
+                if ts <= frozen_atoms:
+                    n = _len(s)
+                    if n:
+                        w = mem[(_hash(v) << 1) + 3] >> 3  # ob_item, in words (see _probe_memory)
+                        raw = mem[w:w + n].tobytes()
+                    else:
+                        raw = b""
+                    return text, (0, n, cut, ln, raw, s)
+            elif ts <= eq_safe:
+                return text, (2, _len(s), cut, ln, s, list(map(_type, s)))
+            return text, None
+        if t is tuple or t is frozenset:
+            return brepr(v, repr_limit), (True if _is_frozen(v) else None)
+        if t is FunctionType:
+            return brepr(v, repr_limit), (1, v.__qualname__)
+        return brepr(v, repr_limit), None
+
+    def same_list(v, p):
+        """The slow exact check of probe tag 2 (no memory view)."""
+        ln = _len(v)
+        if (ln <= p[1]) if p[2] else (ln != p[3]):
+            return False
+        s = v[:p[1]]
+        return list(map(_type, s)) == p[5] and s == p[4]
+
+    def locals_delta(st, frame):
+        """Changed locals of frame since its last event, as [index, repr, ...],
+        or None. A new key list is left in st[11] for the record."""
+        d = frame.f_locals
+        if st[8]:  # module or class body: hide the interpreter's dunder entries
+            raw = tuple(d)
+            if raw != st[9]:
+                st[9] = raw
+                st[10] = [i for i, k in enumerate(raw) if not (k[:2] == "__" and k[-2:] == "__")]
+            idx = st[10]
+            allv = list(d.values())
+            vals = [allv[i] for i in idx]
+            keys = tuple([raw[i] for i in idx])
+        else:
+            keys = tuple(d)
+            vals = d.values()
+        if keys != st[2]:
+            st[2] = keys
+            st[11] = list(keys)
+            objs = []
+            reprs = []
+            probes = []
+            changes = []
+            i = 0
+            for v in vals:
+                r, p = value(v)
+                objs.append(v)
+                reprs.append(r)
+                probes.append(p)
+                changes.append(i)
+                changes.append(r)
+                i += 1
+            st[3] = objs
+            st[4] = reprs
+            st[5] = probes
+            return changes
+        objs = st[3]
+        probes = st[5]
+        changes = None
+        i = -1
+        for v in vals:
+            i += 1
+            if v is objs[i]:
+                p = probes[i]
+                if p is True:
+                    continue
+                if p is not None:
+                    tag = p[0]
+                    if tag == 0:
+                        ln = _len(v)
+                        if (ln > list_m) if p[2] else (ln == p[3]):
+                            n = p[1]
+                            if not n:
+                                continue
+                            w = mem[(_hash(v) << 1) + 3] >> 3  # ob_item, in words (see _probe_memory)
+                            if mem[w:w + n].tobytes() == p[4]:
+                                continue
+                    elif tag == 1:
+                        if v.__qualname__ is p[1]:
+                            continue
+                    elif same_list(v, p):
+                        continue
+                r, p = value(v)
+            elif _type(v) is int:  # the common case of a changed counter
+                try:
+                    r = _repr(v)
+                except ValueError:
+                    r = brepr(v, repr_limit)
+                if _len(r) > repr_limit:
+                    r = r[:repr_limit] + cut_marker
+                p = True
+            else:
+                r, p = value(v)
+            objs[i] = v
+            probes[i] = p
+            reprs = st[4]
+            if r != reprs[i]:
+                reprs[i] = r
+                if changes is None:
+                    changes = [i, r]
+                else:
+                    changes.append(i)
+                    changes.append(r)
+        return changes
+
+    def flush_and_exit(kind, error, reason, code=0):
+        finish(kind, error, reason, code)
+        real_exit(0)
+
+    def recorder_failed(e):
+        # The recorder itself failed (nearly always memory): end the run clearly.
+        if isinstance(e, MemoryError):
+            flush_and_exit("never", "MemoryError()", "memory")
+        flush_and_exit("error", "", "ndb tracer failure: %s: %s" % (type(e).__name__, e))
+
+    def local_trace(frame, event, arg):
+        try:
+            st = frames.get(frame)
+            if st is None:  # a frame entered before tracing began
+                return None
+            n = counter[0] + 1
+            counter[0] = n
+            if n > max_events:
+                flush_and_exit("never", "", "events")
+            if event == "line":
+                changes = locals_delta(st, frame)
+                if st[11] is None:
+                    append((1, frame.f_lineno, st[0], st[1], changes))
+                else:
+                    append((1, frame.f_lineno, st[0], st[1], changes, st[11]))
+                    st[11] = None
+                st[6] = 1
+            elif event == "return":
+                append((2, frame.f_lineno, st[0], st[1], brepr(arg, repr_limit)))
+                if not st[7] or st[6] == 3 or frame.f_code.co_code[frame.f_lasti] != YIELD_VALUE:
+                    del frames[frame]  # final return: the frame is gone
+                st[6] = 2
+            elif event == "exception":
+                append((3, frame.f_lineno, st[0], st[1],
+                        brepr(arg[1] if arg[1] is not None else arg[0], repr_limit)))
+                st[6] = 3
+            if _len(out) >= batch[0]:
+                flush()
+            return local_trace
+        except BaseException as e:
+            recorder_failed(e)
+
+    def global_trace(frame, event, arg):
+        try:
+            if frame.f_globals is not g:  # cheap first filter: f_code is audited
+                return None
+            code = frame.f_code
+            if code.co_filename != fname_prog:
+                return None
+            n = counter[0] + 1
+            counter[0] = n
+            if n > max_events:
+                flush_and_exit("never", "", "events")
+            # depth: one more than the nearest program frame below
+            depth = 0
+            f = frame.f_back
+            while f is not None:
+                pst = frames.get(f)  # only program frames are in frames
+                if pst is not None:
+                    depth = pst[1] + 1
+                    break
+                f = f.f_back
+            st = frames.get(frame)
+            if st is None:
+                counter[1] += 1
+                st = [counter[1], depth, None, None, None, None, 0,
+                      bool(code.co_flags & GEN_FLAGS), not (code.co_flags & 0x2), None, None, None]
+                frames[frame] = st
+            else:
+                st[1] = depth
+            changes = locals_delta(st, frame)
+            append((0, frame.f_lineno, st[0], depth, changes, st[11], code.co_name, int(st[7])))
+            st[11] = None
+            st[6] = 0
+            if _len(out) >= batch[0]:
+                flush()
+            return local_trace
+        except BaseException as e:
+            recorder_failed(e)
+
+    # ---- guards, then run
+    sys.addaudithook(_make_audit_hook(os.path.realpath(scratch), guard))
+    def guarded_exit(status):
+        try:
+            st = int(status)
+        except Exception:
+            st = 1
+        finish("normal" if st == 0 else "error", "" if st == 0 else "os._exit(%d)" % st, "os._exit", st)
+        real_exit(0)
+    os._exit = guarded_exit
+    try:
+        import posix
+        posix._exit = guarded_exit
+    except ImportError:
+        pass
+
+    def run_main():
+        if call:
+            exec(code, g)  # define the program's names; not traced
+            entry = g.get("main")
+            guard_trace()
+            return entry()
+        guard_trace()
+        exec(code, g)
+
+    def guard_trace():
+        guard[0] = False
+        sys.settrace(global_trace)
+        guard[0] = True
+
+    guard[0] = True
+    try:
+        try:
+            run_main()
+        finally:
+            guard[0] = False
+            if sys.gettrace() is not global_trace:
+                trace_lost[0] = True
+            sys.settrace(None)
+        finish("normal")
+    except SystemExit as e:
+        c = e.code
+        if c is None or c == 0:
+            finish("normal", "", "sys.exit", 0)
+        elif isinstance(c, int):
+            finish("error", brepr(e, repr_limit), "sys.exit", c)
+        else:
+            finish("error", brepr(e, repr_limit), "sys.exit", 1)
+    except MemoryError as e:
+        finish("never", brepr(e, repr_limit), "memory")
+    except BaseException as e:
+        finish("error", brepr(e, repr_limit), "")
+    return 0
+
+
+# ---------------------------------------------------------------- parent side
+
+_MEMORY = None  # see _probe_memory
+
+
+def _probe_memory():
+    """Return a memoryview of 8-byte words over the address space, used to read a list's item
+    pointers (list probes) without a ctypes call per read: ctypes calls are
+    audited, and an audit hook runs for each. Only for CPython on 64 bits with
+    the classic object layout, which a throwaway child checks first (a wrong
+    layout could crash it, never this worker)."""
+    if sys.implementation.name != "cpython" or struct.calcsize("P") != 8:
+        return None
+    if hasattr(sys, "gettotalrefcount"):  # debug build: bigger object header
+        return None
+    try:
+        import sysconfig
+        if sysconfig.get_config_var("Py_GIL_DISABLED"):
+            return None
+        import ctypes
+        # 8-byte words: mem[addr >> 3] is the word at addr
+        mem = memoryview((ctypes.c_uint64 * (1 << 59)).from_address(0)).cast("B").cast("Q").toreadonly()
+    except Exception:
+        return None
+
+    def layout_ok():
+        # The recorder finds a list's address as object.__hash__(lst) << 4
+        # (CPython hashes an object by its 16-byte aligned address rotated by
+        # 4 bits), so that it never calls id(), which is audited.
+        objs = [object(), "x", 12345, None]
+        lst = list(objs)
+        if object.__hash__(lst) << 4 != id(lst):
+            return False
+        a = id(lst) >> 3
+        if id(lst) & 15 or mem[a + 1] != id(list) or mem[a + 2] != len(lst):
+            return False
+        w = mem[a + 3] >> 3
+        return mem[w:w + len(objs)].tolist() == [id(o) for o in objs]
+    pid = os.fork()
+    if pid == 0:
+        try:
+            ok = layout_ok()
+        except BaseException:
+            ok = False
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+        return mem
+    return None
+
+def _send(kind, payload):
+    _write_all(1, struct.pack(">cI", kind, len(payload)) + payload)
+
+
+def _unshare_net(libc):
+    """Move this worker (and so every child) into a fresh network namespace with
+    no interfaces up: nothing can be reached, not even the host's 127.0.0.1."""
+    if libc is None:
+        return False
+    try:
+        return libc.unshare(0x40000000) == 0  # CLONE_NEWNET
+    except Exception:
+        return False
+
+
+_PREIMPORT = ["math", "re", "collections", "itertools", "functools", "heapq", "bisect",
+              "string", "operator", "copy", "random", "statistics", "fractions", "decimal",
+              "datetime", "typing", "cmath", "array", "json", "threading", "io", "ctypes"]
+
+
+def _drain_after_signal(pid, rfd):
+    """Ask a child past its deadline to hand over pending records (SIGUSR1),
+    and relay what arrives within a short grace period."""
+    try:
+        os.kill(pid, signal.SIGUSR1)
+    except OSError:
+        return
+    end = time.monotonic() + 0.1
+    while True:
+        left = end - time.monotonic()
+        if left <= 0:
+            return
+        r, _, _ = select.select([rfd], [], [], left)
+        if not r:
+            return
+        data = os.read(rfd, 1 << 20)
+        if not data:
+            return
+        _send(b"D", data)
+
+
+def _handle(req, base, seq, libc):
+    lim = req["limits"]
+    timeout = float(lim.get("timeout") or 10)
+    max_bytes = int(lim.get("trace_bytes") or (512 << 20))
+    scratch = os.path.join(base, str(seq))
+    os.mkdir(scratch, 0o700)
+    rfd, wfd = os.pipe()
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            os.close(rfd)
+            status = _run_child(req, wfd, scratch, libc)
+        except BaseException:
+            status = 70
+        os._exit(status)
+    os.close(wfd)
+    deadline = start + timeout
+    timed_out = False
+    too_big = False
+    relayed = 0
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                timed_out = True
+                _drain_after_signal(pid, rfd)
+                break
+            r, _, _ = select.select([rfd], [], [], left)
+            if not r:
+                continue
+            data = os.read(rfd, 1 << 20)
+            if not data:
+                break
+            relayed += len(data)
+            if relayed > max_bytes:
+                too_big = True
+                break
+            _send(b"D", data)
+        # the stream ended: give the child until the deadline to exit
+        if not timed_out and not too_big:
+            pause = 0.0002
+            while True:
+                if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                    break
+                if time.monotonic() >= deadline:
+                    timed_out = True
+                    break
+                time.sleep(pause)
+                pause = min(pause * 2, 0.02)
+    finally:
+        os.close(rfd)
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+        _, status, usage = os.wait4(pid, 0)
+    end = {"elapsed": time.monotonic() - start, "timeout": timed_out, "too_big": too_big,
+           "cpu": usage.ru_utime + usage.ru_stime}
+    if os.WIFEXITED(status):
+        end["code"] = os.WEXITSTATUS(status)
+    elif os.WIFSIGNALED(status):
+        end["signal"] = os.WTERMSIG(status)
+    try:
+        os.rmdir(scratch)
+    except OSError:
+        shutil.rmtree(scratch, ignore_errors=True)
+    _send(b"E", json.dumps(end).encode())
+
+
+def main():
+    # A directory of our own under the one ndb gave us: a restarted worker
+    # never meets a dead one's leftovers.
+    base = tempfile.mkdtemp(prefix="w", dir=sys.argv[1])
+    libc = _libc()
+    netns = _unshare_net(libc) if os.environ.get("NDB_NO_NETNS") != "1" else False
+    for name in _PREIMPORT:
+        try:
+            __import__(name)
+        except Exception:
+            pass
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    import random
+    random.seed(0)  # every child starts from this state: deterministic runs
+    global _MEMORY
+    if os.environ.get("NDB_NO_MEMVIEW") != "1":
+        _MEMORY = _probe_memory()
+    # Forked children share this heap copy-on-write; a collection in a child
+    # would touch (and so copy) every page of it. Freeze what exists now.
+    gc.collect()
+    gc.freeze()
+    hello = {"memview": _MEMORY is not None, "python": "%d.%d.%d" % sys.version_info[:3], "implementation": sys.implementation.name,
+             "executable": sys.executable, "netns": netns, "pid": os.getpid(),
+             "audit": hasattr(sys, "addaudithook"), "platform": sys.platform}
+    _send(b"H", json.dumps(hello).encode())
+    stdin = sys.stdin.buffer
+    seq = 0
+    while True:
+        line = stdin.readline()
+        if not line:
+            return
+        seq += 1
+        try:
+            req = json.loads(line)
+        except ValueError as e:
+            _send(b"E", json.dumps({"worker_error": "bad request: %s" % e}).encode())
+            continue
+        try:
+            _handle(req, base, seq, libc)
+        except Exception as e:
+            _send(b"E", json.dumps({"worker_error": "%s: %s" % (type(e).__name__, e)}).encode())
+
+
+main()
