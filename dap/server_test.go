@@ -360,3 +360,41 @@ func TestModelEngineSession(t *testing.T) {
 	}
 	c.ok("disconnect", nil)
 }
+
+func TestLoopbackOnly(t *testing.T) {
+	for _, a := range []string{"127.0.0.1:0", "localhost:4711", "[::1]:9"} {
+		if err := CheckLoopback(a); err != nil {
+			t.Errorf("%s: %v", a, err)
+		}
+	}
+	for _, a := range []string{"0.0.0.0:4711", ":4711", "10.1.2.3:80", "example.com:80", "nonsense"} {
+		if err := CheckLoopback(a); err == nil {
+			t.Errorf("%s: want a refusal", a)
+		}
+	}
+	srv := NewServer(sharedReal(), nil)
+	if err := srv.Listen(context.Background(), "0.0.0.0:0", false, nil); err == nil {
+		t.Error("Listen on 0.0.0.0 without allowRemote must fail")
+	}
+}
+
+// TestStdioPipe serves one session over a pipe, as `ndb dap` does on stdio.
+func TestStdioPipe(t *testing.T) {
+	a, b := net.Pipe()
+	srv := NewServer(sharedReal(), nil)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(context.Background(), a, a); a.Close() }()
+	c := &client{t: t, conn: b, r: bufio.NewReader(b)}
+	initialize(t, c)
+	c.ok("launch", map[string]any{"program": program(t), "engine": "real", "stopOnEntry": true})
+	c.ok("configurationDone", nil)
+	c.waitEvent("stopped")
+	if top := c.top(); top.Name != "<module>" || top.Line != 1 {
+		t.Errorf("script start %+v", top)
+	}
+	c.ok("disconnect", nil)
+	if err := <-done; err != nil {
+		t.Error(err)
+	}
+	b.Close()
+}

@@ -244,7 +244,7 @@ func (r *pdbRecorder) record(path string, call bool, cmds []string) ([]pdbStopRe
 func TestPdbConformance(t *testing.T) {
 	python := pythonExe(t)
 	rec := startRecorder(t, python)
-	sequences := 1000
+	sequences := 60
 	if testing.Short() {
 		sequences = 10
 	}

@@ -90,11 +90,19 @@ func NewTree(t *tracer.Trace) *Tree {
 	return tr
 }
 
-// Parent returns the index of state i's parent, -1 at the top level.
-func (tr *Tree) Parent(i int) int { return tr.parent[i] }
+// Parent returns the index of state i's parent, -1 at the top level (and
+// for an index outside the trace).
+func (tr *Tree) Parent(i int) int {
+	if i < 0 || i >= len(tr.parent) {
+		return -1
+	}
+	return tr.parent[i]
+}
 
 // HasChildren reports whether state i made calls (has an inv_line_call twin).
-func (tr *Tree) HasChildren(i int) bool { return i >= 0 && i < len(tr.lastChild) && tr.lastChild[i] >= 0 }
+func (tr *Tree) HasChildren(i int) bool {
+	return i >= 0 && i < len(tr.lastChild) && tr.lastChild[i] >= 0
+}
 
 // Node is one node of a materialised forward or inverse tree.
 type Node struct {
@@ -347,9 +355,13 @@ func (tr *Tree) stepReturn(i int) Pos {
 }
 
 // findSrc is the first state at or after from whose line is the breakpoint's:
-// by number when c.Line > 0, else by source text.
+// by number when c.Line > 0, else by source text. A breakpoint with neither
+// is a continue.
 func (tr *Tree) findSrc(from int, c Command) Pos {
 	n := len(tr.T.States)
+	if c.Line <= 0 && c.Src == "" {
+		return Pos{Index: n}
+	}
 	for k := from; k < n; k++ {
 		s := &tr.T.States[k]
 		if c.Line > 0 {

@@ -1,6 +1,8 @@
 package debugger
 
 import (
+	"context"
+	"errors"
 	"math/rand"
 	"slices"
 	"testing"
@@ -26,19 +28,19 @@ func twoCalls() *tracer.Trace {
 		Source: "def f(n):\n    r = g(n) + g(1)\n    return r\ndef g(x):\n    return x * 2\ndef main():\n    return f(3)\n",
 		Call:   "f(3)",
 		States: []tracer.State{
-			st("call", 6, "main", 0, 1, src[6], ""),     // 0
-			st("line", 7, "main", 0, 1, src[7], ""),     // 1
-			st("call", 1, "f", 1, 2, src[1], ""),        // 2
-			st("line", 2, "f", 1, 2, src[2], ""),        // 3
-			st("call", 4, "g", 2, 3, src[4], ""),        // 4
-			st("line", 5, "g", 2, 3, src[5], ""),        // 5
-			st("return", 5, "g", 2, 3, src[5], "6"),     // 6
-			st("call", 4, "g", 2, 4, src[4], ""),        // 7
-			st("line", 5, "g", 2, 4, src[5], ""),        // 8
-			st("return", 5, "g", 2, 4, src[5], "2"),     // 9
-			st("line", 3, "f", 1, 2, src[3], ""),        // 10
-			st("return", 3, "f", 1, 2, src[3], "8"),     // 11
-			st("return", 7, "main", 0, 1, src[7], "8"),  // 12
+			st("call", 6, "main", 0, 1, src[6], ""),    // 0
+			st("line", 7, "main", 0, 1, src[7], ""),    // 1
+			st("call", 1, "f", 1, 2, src[1], ""),       // 2
+			st("line", 2, "f", 1, 2, src[2], ""),       // 3
+			st("call", 4, "g", 2, 3, src[4], ""),       // 4
+			st("line", 5, "g", 2, 3, src[5], ""),       // 5
+			st("return", 5, "g", 2, 3, src[5], "6"),    // 6
+			st("call", 4, "g", 2, 4, src[4], ""),       // 7
+			st("line", 5, "g", 2, 4, src[5], ""),       // 8
+			st("return", 5, "g", 2, 4, src[5], "2"),    // 9
+			st("line", 3, "f", 1, 2, src[3], ""),       // 10
+			st("return", 3, "f", 1, 2, src[3], "8"),    // 11
+			st("return", 7, "main", 0, 1, src[7], "8"), // 12
 		},
 		Exit: tracer.Exit{Kind: tracer.ExitNormal},
 	}
@@ -291,4 +293,54 @@ func TestScope(t *testing.T) {
 	if sc, _ := Scope(cut, 7); sc.Exit.Kind != tracer.ExitNever || len(sc.States) != 2 {
 		t.Errorf("cut scope %+v", sc)
 	}
+}
+
+// FuzzTraceShapes: on a trace of any shape (from the fuzzer's bytes), every
+// SPEC action and every pdb command is total: no panic, a valid result.
+func FuzzTraceShapes(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 1, 3, 0}, []byte("snrcubRIO"))
+	f.Add([]byte{5, 0, 9, 9, 1}, []byte("ccc"))
+	f.Fuzz(func(t *testing.T, shape []byte, cmds []byte) {
+		if len(shape) > 200 || len(cmds) > 100 {
+			return
+		}
+		events := []string{"call", "line", "return", "exception"}
+		tt := &tracer.Trace{Source: "a\nb\nc\n", Exit: tracer.Exit{Kind: tracer.ExitNormal}}
+		for i, b := range shape {
+			tt.States = append(tt.States, tracer.State{Event: events[b%4], Depth: int(b/4) % 6, Lineno: 1 + i%3,
+				Frame: int(b/4) % 6, Gen: b%7 == 0, Src: string(rune('a' + i%3)), Arg: "StopIteration()"})
+		}
+		tr := NewTree(tt)
+		n := len(tt.States)
+		for _, p := range append(preorder(tr.Inverse()), EntryExit, ExitPos(tt)) {
+			for _, act := range append(slices.Clone(ForwardActions), InverseActions...) {
+				q := tr.Apply(p, Command{Action: act, Src: "b"})
+				if q.Index < -1 || q.Index > n {
+					t.Fatalf("%s from %+v: %+v", act, p, q)
+				}
+			}
+		}
+		ctx := context.Background()
+		s, err := NewSession(ctx, NewTraceBackend(tt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.SetBreak(2)
+		byte2cmd := map[byte]Command{'s': {Action: StepInto}, 'n': {Action: StepOver}, 'r': {Action: StepReturn},
+			'c': {Action: Continue}, 'u': {Action: StepOver, Until: true}, 'b': {Action: Breakpoint, Src: "c"},
+			'R': {Action: Continue, Backward: true}, 'I': {Action: InvStepInto}, 'O': {Action: InvStepOver}, 'C': {Action: InvStepCall}}
+		for _, b := range cmds {
+			c, ok := byte2cmd[b]
+			if !ok {
+				continue
+			}
+			st, err := s.Do(ctx, c)
+			if err != nil && !errors.Is(err, ErrExited) && !errors.Is(err, ErrAtStart) {
+				t.Fatal(err)
+			}
+			if !st.IsExit() && (st.Index < 0 || st.Index >= n) {
+				t.Fatalf("stop %+v outside the trace", st)
+			}
+		}
+	})
 }

@@ -242,7 +242,9 @@ func (b *CWM) Next(ctx context.Context, history []debugger.Step, cmd debugger.Co
 		}
 	}
 	b.marks = append(b.marks, pos)
-	if cmd.Action == debugger.Continue {
+	if cmd.Action == debugger.Continue || cmd.Action == debugger.Breakpoint {
+		// The target never came: as SPEC's breakpoint, the run's end; a
+		// rollout that does not end is an infinite loop.
 		return debugger.Stop{State: tracer.State{Event: debugger.EventExit, Arg: "rollout limit"}, Exit: tracer.ExitNever, Index: -1}, nil
 	}
 	return b.stopAt(pos), nil

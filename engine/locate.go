@@ -303,6 +303,12 @@ func (ix *sourceIndex) place(s *tracer.State, cur debugger.Stop, stack []frameRe
 	} else {
 		s.Lineno = 0
 		s.Function = fnAt(s.Depth)
+		if s.Event == tracer.EventCall {
+			s.Function = anonymousName(s.Src)
+			if m := headerRE.FindStringSubmatch(s.Src); m != nil {
+				s.Function = m[2]
+			}
+		}
 	}
 }
 

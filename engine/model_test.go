@@ -87,7 +87,15 @@ func TestModelEngineWithATinyNetwork(t *testing.T) {
 			t.Errorf("resample: %v", err)
 		}
 	}
-	if _, err := Verify(ctx, s, testReal(t)); err != nil {
-		t.Errorf("verify: %v", err)
+	v, err := Verify(ctx, s, testReal(t))
+	if err != nil {
+		t.Fatalf("verify: %v", err)
+	}
+	// A random network is wrong: verify must say where.
+	if len(s.History()) > 1 && (len(v.Divergences) == 0 || v.FirstStep < 1) {
+		t.Errorf("verify found no divergence in a random model's %d stops: %+v", len(s.History()), v)
+	}
+	if len(v.Divergences) > 0 {
+		t.Logf("first divergence: %v", v.Divergences[0])
 	}
 }

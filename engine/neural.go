@@ -180,19 +180,31 @@ func (b *Neural) Next(ctx context.Context, history []debugger.Step, cmd debugger
 	for _, l := range cmd.Breaks {
 		breaks[l] = true
 	}
+	toLine := func(src string) (debugger.Stop, error) {
+		// debugger.Session repeats a breakpoint until its line is reached
+		// (the text may occur on several lines); bound that for a model.
+		if n := repeatsOf(history, cmd); n >= maxBreakRepeats {
+			return debugger.Stop{}, fmt.Errorf("engine: gave up: the model did not reach line %d in %d predictions", cmd.Line, n)
+		}
+		st, err := one(format.Step{Action: debugger.Breakpoint, Src: src}, cmd.Line)
+		if err == nil && !st.IsExit() && st.Src != src {
+			return debugger.Stop{}, fmt.Errorf("engine: the model stopped at %q, which is not the breakpoint's line %q", st.Src, src)
+		}
+		return st, err
+	}
 	switch {
 	case cmd.Action == debugger.Breakpoint:
 		src := cmd.Src
 		if src == "" {
 			src = b.ix.line(cmd.Line)
 		}
-		return one(format.Step{Action: debugger.Breakpoint, Src: src}, cmd.Line)
+		return toLine(src)
 	case cmd.Action == debugger.Continue && cmd.Backward:
 		return b.rollout(one, debugger.InvStepInto, func(st debugger.Stop) bool {
 			return st.Event == tracer.EventLine && breaks[st.Lineno]
 		})
 	case cmd.Action == debugger.Continue && cmd.Src != "":
-		return one(format.Step{Action: debugger.Breakpoint, Src: cmd.Src}, cmd.Line)
+		return toLine(cmd.Src)
 	case cmd.Action == debugger.Continue && len(breaks) > 1:
 		return b.rollout(one, debugger.StepInto, func(st debugger.Stop) bool {
 			return st.Event == tracer.EventLine && breaks[st.Lineno]
@@ -213,6 +225,24 @@ func (b *Neural) Next(ctx context.Context, history []debugger.Step, cmd debugger
 		return one(format.Step{Action: cmd.Action}, 0)
 	}
 	return debugger.Stop{}, fmt.Errorf("engine: unknown action %q", cmd.Action)
+}
+
+// maxBreakRepeats bounds how often one breakpoint is predicted again
+// because the model's stop shares the breakpoint's text but not its line.
+const maxBreakRepeats = 32
+
+// repeatsOf counts the trailing history entries that answered cmd's
+// breakpoint line.
+func repeatsOf(history []debugger.Step, cmd debugger.Command) int {
+	n := 0
+	for i := len(history) - 1; i > 0; i-- {
+		c := history[i].Command
+		if c.Action != cmd.Action || c.Line != cmd.Line || cmd.Line == 0 {
+			break
+		}
+		n++
+	}
+	return n
 }
 
 // rollout repeats action until done holds or an exit, at most MaxRollout

@@ -183,7 +183,7 @@ func describe(st debugger.Stop) string {
 	if st.IsExit() {
 		return "exit " + st.Exit
 	}
-	return fmt.Sprintf("%s line %d", st.Event, st.Lineno)
+	return fmt.Sprintf("line %d (%s)", st.Lineno, st.Event)
 }
 
 // Compare lists the fields where a predicted stop differs from a real one.

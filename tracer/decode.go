@@ -31,16 +31,21 @@ func newDecoder(source string, tr *Trace) *decoder {
 	return &decoder{tr: tr, lines: strings.Split(source, "\n"), frames: map[int]*frameState{}}
 }
 
-func (d *decoder) feed(chunk []byte) {
-	d.pending = append(d.pending, chunk...)
-	for len(d.pending) >= 4 {
-		n := int(binary.LittleEndian.Uint32(d.pending))
-		if len(d.pending) < 4+n {
-			return // a partial chunk: wait for more (dropped if the child died)
-		}
-		d.chunk(d.pending[4 : 4+n])
-		d.pending = d.pending[4+n:]
+func (d *decoder) feed(data []byte) {
+	if len(d.pending) > 0 {
+		d.pending = append(d.pending, data...)
+		data = d.pending
 	}
+	for len(data) >= 4 {
+		n := int(binary.LittleEndian.Uint32(data))
+		if len(data) < 4+n {
+			break // a partial chunk: wait for more (dropped if the child died)
+		}
+		d.chunk(data[4 : 4+n])
+		data = data[4+n:]
+	}
+	// keep only the incomplete rest, in a buffer of our own
+	d.pending = append(d.pending[:0:0], data...)
 }
 
 func (d *decoder) chunk(b []byte) {
@@ -221,6 +226,8 @@ func (d *decoder) finish(end workerEnd) {
 		tr.Exit = *d.exit
 	case end.Timeout:
 		tr.Exit = Exit{Kind: ExitNever, Reason: "timeout"}
+	case end.Killed:
+		tr.Exit = Exit{Kind: ExitError, Reason: "ndb: the program closed the tracer's stream and was stopped"}
 	case end.TooBig:
 		tr.Exit = Exit{Kind: ExitNever, Reason: "trace size"}
 	case end.Signal == int(syscall.SIGXCPU):

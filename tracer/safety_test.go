@@ -277,3 +277,20 @@ func TestCancelledContext(t *testing.T) {
 	}
 	assertHealthy(t)
 }
+
+func TestSafetyClosedStream(t *testing.T) {
+	// The program closes every descriptor it did not open (the tracer's stream
+	// among them) and keeps running: the run ends at once, clearly.
+	src := "import os, time\nfor fd in range(3, 64):\n    try:\n        os.close(fd)\n    except OSError:\n        pass\ntime.sleep(30)\n"
+	tr := timed(t, Program{Source: src}, Limits{Timeout: 20 * time.Second}, 10*time.Second)
+	if tr.Exit.Kind != ExitError || !strings.Contains(tr.Exit.Reason, "closed the tracer's stream") {
+		t.Errorf("exit %+v", tr.Exit)
+	}
+}
+
+func TestSafetyProgramStopsTracing(t *testing.T) {
+	tr := timed(t, Program{Source: "import sys\nsys.settrace(None)\nx = 1\n"}, Limits{}, 5*time.Second)
+	if tr.Exit.Kind != ExitNormal || !strings.HasPrefix(tr.Exit.Reason, "trace incomplete") {
+		t.Errorf("exit %+v, want normal with reason trace incomplete", tr.Exit)
+	}
+}

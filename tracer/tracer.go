@@ -87,6 +87,8 @@ func (l Limits) withDefaults() Limits {
 type Options struct {
 	Python string // interpreter name or path; default "python3"
 	Limits Limits // zero fields take DefaultLimits
+
+	noMemView bool // tests: use the portable list probe
 }
 
 // Info describes a running worker.
@@ -188,6 +190,13 @@ func (t *Tracer) start() error {
 		"LC_ALL=C.UTF-8",
 		"HOME=" + t.scratch,
 		"TMPDIR=" + t.scratch,
+		// one thread per numeric library: fits the address-space limit, deterministic
+		"OPENBLAS_NUM_THREADS=1",
+		"OMP_NUM_THREADS=1",
+		"MKL_NUM_THREADS=1",
+	}
+	if t.opts.noMemView {
+		cmd.Env = append(cmd.Env, "NDB_NO_MEMVIEW=1")
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	stdin, err := cmd.StdinPipe()
@@ -216,6 +225,10 @@ func (t *Tracer) start() error {
 	if err := json.Unmarshal(payload, &t.info); err != nil {
 		t.kill()
 		return fmt.Errorf("tracer: bad hello from worker: %w", err)
+	}
+	if !t.info.Audit {
+		t.kill()
+		return fmt.Errorf("tracer: Python %s (%s) has no audit hooks; ndb needs CPython 3.8 or newer", t.info.Python, t.python)
 	}
 	return nil
 }
@@ -257,19 +270,30 @@ func (t *Tracer) Close() error {
 	return os.RemoveAll(t.scratch)
 }
 
-// WrapCall returns the source traced for a Program with Call: the source,
-// a newline if it does not end with one, then "\n\ndef main():\n    return "
-// + call + "\n". Line endings are normalised to "\n" first.
+// WrapCall returns the source traced for a Program with Call, exactly
+// Trace.Source: the source with CRLF and CR line endings made LF, a newline
+// if it does not end with one, then "\n\ndef main():\n    return " + the
+// call with surrounding spaces trimmed + "\n".
 func WrapCall(source, call string) string {
+	source = normalizeNewlines(source)
 	var b strings.Builder
 	b.WriteString(source)
 	if source != "" && !strings.HasSuffix(source, "\n") {
 		b.WriteByte('\n')
 	}
 	b.WriteString("\n\ndef main():\n    return ")
-	b.WriteString(call)
+	b.WriteString(strings.TrimSpace(call))
 	b.WriteByte('\n')
 	return b.String()
+}
+
+// TracedSource returns what Trace.Source will be for p: WrapCall for a
+// call, else (Call empty or blank) the source with line endings made LF.
+func TracedSource(p Program) string {
+	if strings.TrimSpace(p.Call) != "" {
+		return WrapCall(p.Source, p.Call)
+	}
+	return normalizeNewlines(p.Source)
 }
 
 func normalizeNewlines(s string) string {
@@ -299,10 +323,7 @@ func (t *Tracer) TraceLimits(ctx context.Context, p Program, lim Limits) (*Trace
 	if strings.ContainsAny(p.Call, "\r\n") {
 		return nil, fmt.Errorf("tracer: call %q must be a single line", p.Call)
 	}
-	source := normalizeNewlines(p.Source)
-	if p.Call != "" {
-		source = WrapCall(source, strings.TrimSpace(p.Call))
-	}
+	source := TracedSource(p)
 	tr := &Trace{Source: source, Call: p.Call, States: []State{}}
 	if !utf8.ValidString(source) {
 		off := invalidUTF8Offset(source)
@@ -401,6 +422,7 @@ type workerEnd struct {
 	CPU         float64 `json:"cpu"` // the child's user+system seconds
 	Timeout     bool    `json:"timeout"`
 	TooBig      bool    `json:"too_big"`
+	Killed      bool    `json:"killed"` // still running at the end of its stream: killed by the worker
 	Code        *int    `json:"code"`
 	Signal      int     `json:"signal"`
 	WorkerError string  `json:"worker_error"`

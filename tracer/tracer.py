@@ -1,5 +1,5 @@
 # ndb tracer worker. Embedded in the ndb binary (tracer/tracer.py) and run as
-#   python -I -c <this file> SCRATCH_BASE
+#   python -s -c <this file> SCRATCH_BASE   (environment set by ndb)
 # One worker traces many programs: per program it forks a child from this warm
 # interpreter; the child applies the limits, runs the program under
 # sys.settrace and streams records back; this parent enforces the wall clock
@@ -8,7 +8,14 @@
 # Worker -> Go (stdout): frames of 1 type byte + 4-byte big-endian length + payload.
 #   H: hello JSON; D: a chunk of the child's record stream; E: end-of-run JSON.
 # Go -> worker (stdin): one JSON request per line.
-# Child record stream: lines, each a JSON array of records (see _emit_*).
+# Child -> worker: chunks of a 4-byte little-endian length + marshal (version 2)
+# of a list of records (see flush, local_trace, global_trace, finish):
+#   call (0, lineno, frame, depth, changes, keys, co_name, gen)
+#   line (1, lineno, frame, depth, changes[, keys])
+#   return (2, lineno, frame, depth, repr), exception (3, lineno, frame, depth, repr)
+#   ("o", stdout, truncated), ("x", kind, error, reason, code)
+# keys: the frame's full ordered key list, only when it changed; changes:
+# [index, repr, ...] of values that changed, or None.
 
 import builtins
 import dis
@@ -327,7 +334,8 @@ _BLOCKED = {
     "socket.gethostbyname": "network access", "socket.gethostbyaddr": "network access",
     "socket.getnameinfo": "network access", "socket.sethostname": "network access",
     "urllib.Request": "network access",
-    "ctypes.dlopen": "ctypes", "ctypes.dlsym": "ctypes", "ctypes.dlsym/handle": "ctypes",
+    # Loading libraries through ctypes is allowed (numpy and torch do it on
+    # import); calling into them from Python is not.
     "ctypes.call_function": "ctypes",
     "resource.setrlimit": "changing limits", "resource.prlimit": "changing limits",
     "os.setuid": "changing identity",
@@ -494,7 +502,6 @@ def _run_child(req, wfd, scratch, libc):
     eq_safe = EQ_SAFE
     fname_prog = PROGRAM_FILE
     mem = _MEMORY
-    from_bytes = int.from_bytes
     list_m = repr_limit // 3 + 2  # items that can show in repr_limit characters
     cut_marker = CUT_MARKER
 
@@ -845,6 +852,15 @@ def _drain_after_signal(pid, rfd):
         _send(b"D", data)
 
 
+def _big_pipe(fd):
+    """Grow a pipe to 1 MiB so a writer rarely waits for a busy reader."""
+    try:
+        import fcntl
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+    except (OSError, ImportError):
+        pass
+
+
 def _handle(req, base, seq, libc):
     lim = req["limits"]
     timeout = float(lim.get("timeout") or 10)
@@ -852,6 +868,7 @@ def _handle(req, base, seq, libc):
     scratch = os.path.join(base, str(seq))
     os.mkdir(scratch, 0o700)
     rfd, wfd = os.pipe()
+    _big_pipe(rfd)
     start = time.monotonic()
     pid = os.fork()
     if pid == 0:
@@ -885,25 +902,22 @@ def _handle(req, base, seq, libc):
                 too_big = True
                 break
             _send(b"D", data)
-        # the stream ended: give the child until the deadline to exit
-        if not timed_out and not too_big:
-            pause = 0.0002
-            while True:
-                if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
-                    break
-                if time.monotonic() >= deadline:
-                    timed_out = True
-                    break
-                time.sleep(pause)
-                pause = min(pause * 2, 0.02)
+        # End of stream: the child has exited (its write end closes only when
+        # it dies) or the program closed that descriptor itself. Either way
+        # the group is killed below; a dead child's status is unaffected.
     finally:
         os.close(rfd)
+        try:
+            alive = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None
+        except OSError:
+            alive = False
         try:
             os.killpg(pid, signal.SIGKILL)
         except OSError:
             pass
         _, status, usage = os.wait4(pid, 0)
     end = {"elapsed": time.monotonic() - start, "timeout": timed_out, "too_big": too_big,
+           "killed": alive and not timed_out and not too_big,
            "cpu": usage.ru_utime + usage.ru_stime}
     if os.WIFEXITED(status):
         end["code"] = os.WEXITSTATUS(status)
@@ -928,6 +942,7 @@ def main():
         except Exception:
             pass
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _big_pipe(1)
     import random
     random.seed(0)  # every child starts from this state: deterministic runs
     global _MEMORY

@@ -405,3 +405,58 @@ func TestTwoTracersInParallel(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestListProbes checks in-place list changes that keep the list's length
+// (True, 1.0 and 1 compare equal; so do 0.0 and -0.0) with both list probes:
+// the memory view one and the portable one other interpreters get.
+func TestListProbes(t *testing.T) {
+	portable, err := New(Options{noMemView: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer portable.Close()
+	if portable.Info().MemView {
+		t.Fatal("memory view still on")
+	}
+	if !sharedTracer(t).Info().MemView {
+		t.Log("the memory view probe is not available on this interpreter")
+	}
+	src := "def f():\n    xs = [1] * 500\n    xs[0] = True\n    xs[0] = 1.0\n    xs[0] = 1\n    xs[499] = 2\n    ys = [0.0]\n    ys[0] = -0.0\n    return xs\n"
+	for _, tr := range []*Tracer{sharedTracer(t), portable} {
+		res, err := tr.Trace(context.Background(), Program{Source: src, Call: "f()"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var firsts []string
+		for _, s := range res.States {
+			if s.Function == "f" && s.Event == EventLine {
+				if v, ok := s.Locals.Get("xs"); ok {
+					firsts = append(firsts, v[:6])
+				}
+				if v, ok := s.Locals.Get("ys"); ok && s.Lineno == 9 && v != "[-0.0]" {
+					t.Errorf("memview %v: ys = %s, want [-0.0]", tr.Info().MemView, v)
+				}
+			}
+		}
+		want := []string{"[1, 1,", "[True,", "[1.0, ", "[1, 1,", "[1, 1,", "[1, 1,", "[1, 1,"}
+		if !reflect.DeepEqual(firsts, want) {
+			t.Errorf("memview %v: xs prefixes %q, want %q", tr.Info().MemView, firsts, want)
+		}
+	}
+}
+
+// TestDeterministicSetRepr: the worker runs with PYTHONHASHSEED=0, so a set
+// of strings prints in the same order as in `PYTHONHASHSEED=0 python`.
+func TestDeterministicSetRepr(t *testing.T) {
+	expr := "{'apple', 'banana', 'cherry', 'date', 'elder'}"
+	cmd := exec.Command(sharedTracer(t).Info().Executable, "-c", "print(repr("+expr+"))")
+	cmd.Env = []string{"PYTHONHASHSEED=0"}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := trace(t, Program{Source: "s = " + expr + "\npass\n"}, Limits{})
+	if got, _ := tr.States[len(tr.States)-2].Locals.Get("s"); got != strings.TrimSpace(string(out)) {
+		t.Errorf("s = %s, want %s", got, out)
+	}
+}

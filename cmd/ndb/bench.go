@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -84,11 +85,21 @@ type trainBenchResult struct {
 	GFLOPSPerS     float64   `json:"gflops_per_s"`
 	PeakGFLOPSPerS float64   `json:"peak_gflops_per_s"`
 	PeakISA        string    `json:"peak_isa"`
+	PeakCoreGFLOPS float64   `json:"peak_gflops_per_core_cpu_s"`
 	FractionOfPeak float64   `json:"fraction_of_peak"`
 	Loss           float32   `json:"loss"`
-	TorchTokensPS  float64   `json:"torch_tokens_per_s,omitempty"`
-	TorchThreads   int       `json:"torch_threads,omitempty"`
-	SpeedupVsTorch float64   `json:"speedup_vs_torch,omitempty"`
+	// CPU-time view, for a shared machine: GFLOP per CPU-second of this
+	// process against the per-core peak. Equal to the wall-clock figures
+	// when the process has every core to itself.
+	CPUUse             float64 `json:"cpu_s_per_wall_s"`
+	GFLOPSPerCPUSecond float64 `json:"gflops_per_cpu_s"`
+	FractionOfCorePeak float64 `json:"fraction_of_core_peak"`
+	TorchTokensPS      float64 `json:"torch_tokens_per_s,omitempty"`
+	TorchThreads       int     `json:"torch_threads,omitempty"`
+	TorchPerCPU        float64 `json:"torch_tokens_per_cpu_s,omitempty"`
+	TokensPerCPU       float64 `json:"tokens_per_cpu_s"`
+	SpeedupPerCPU      float64 `json:"speedup_vs_torch_per_cpu_s,omitempty"`
+	SpeedupVsTorch     float64 `json:"speedup_vs_torch,omitempty"`
 }
 
 func runBenchTrain(cmd *cobra.Command, _ []string) error {
@@ -108,11 +119,12 @@ func runBenchTrain(cmd *cobra.Command, _ []string) error {
 		SeqLen: fl.seq, Threads: runtime.GOMAXPROCS(0), Steps: fl.steps, BLAS: nn.BLASName,
 		Kernels: nn.KernelISA, CoreTypeEnv: os.Getenv("OPENBLAS_CORETYPE")}
 
-	peak, isa, err := nn.PeakGFLOPS(time.Duration(fl.peakSecs * float64(time.Second)))
+	pk, err := nn.MeasurePeak(time.Duration(fl.peakSecs * float64(time.Second)))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench train:", err)
 	}
-	res.PeakGFLOPSPerS, res.PeakISA = peak, isa
+	peak := pk.GFLOPS
+	res.PeakGFLOPSPerS, res.PeakCoreGFLOPS, res.PeakISA = peak, pk.PerCoreGFLOPS, pk.ISA
 
 	m, err := nn.New(cfg, 1)
 	if err != nil {
@@ -141,29 +153,37 @@ func runBenchTrain(cmd *cobra.Command, _ []string) error {
 	if _, err := step(); err != nil { // warm-up: allocations, page faults
 		return err
 	}
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuSeconds()
 	for range fl.steps {
 		if res.Loss, err = step(); err != nil {
 			return err
 		}
 	}
-	secs := time.Since(start).Seconds()
+	secs, cpu := time.Since(start).Seconds(), cpuSeconds()-cpu0
 	res.StepMS = secs / float64(fl.steps) * 1e3
 	res.TokensPerS = float64(n*fl.steps) / secs
 	matrixParams := cfg.NumParams() - cfg.Vocab*cfg.Dim - (2*cfg.Layers+1)*cfg.Dim
 	res.FlopsPerToken = 6*float64(matrixParams) + 6*float64(cfg.Layers*cfg.Dim*fl.seq)
 	res.GFLOPSPerS = res.FlopsPerToken * res.TokensPerS / 1e9
+	res.CPUUse = cpu / secs
+	res.TokensPerCPU = float64(n*fl.steps) / cpu
+	res.GFLOPSPerCPUSecond = res.FlopsPerToken * float64(n*fl.steps) / cpu / 1e9
 	if peak > 0 {
 		res.FractionOfPeak = res.GFLOPSPerS / peak
+		res.FractionOfCorePeak = res.GFLOPSPerCPUSecond / pk.PerCoreGFLOPS
 	}
 
 	if fl.vsTorch {
-		tps, threads, err := benchTorch(fl.python, cfg, fl.batch, fl.seq, fl.torchStep, res.Threads)
+		tr, err := benchTorch(fl.python, cfg, fl.batch, fl.seq, fl.torchStep, res.Threads)
 		if err != nil {
 			return fmt.Errorf("bench train --vs-torch: %w", err)
 		}
-		res.TorchTokensPS, res.TorchThreads = tps, threads
+		tps := tr.TokensPerS
+		res.TorchTokensPS, res.TorchThreads, res.TorchPerCPU = tps, tr.Threads, tr.TokensPerCPU
 		res.SpeedupVsTorch = res.TokensPerS / tps
+		if tr.TokensPerCPU > 0 {
+			res.SpeedupPerCPU = res.TokensPerCPU / tr.TokensPerCPU
+		}
 	}
 
 	if fl.json {
@@ -173,38 +193,55 @@ func runBenchTrain(cmd *cobra.Command, _ []string) error {
 	fmt.Fprintf(out, "config %s (%d params), batch %d x seq %d, %d threads, %s\n", res.Config, res.Params, res.Batch, res.SeqLen, res.Threads, res.BLAS)
 	fmt.Fprintf(out, "%.0f tokens/s (%.1f ms/step), %.1f GFLOP/s = %.1f%% of the %.1f GFLOP/s %s FMA peak\n",
 		res.TokensPerS, res.StepMS, res.GFLOPSPerS, 100*res.FractionOfPeak, res.PeakGFLOPSPerS, res.PeakISA)
+	if res.CPUUse < 0.9*float64(res.Threads) {
+		fmt.Fprintf(out, "(shared machine: %.2f of %d cores used; %.1f GFLOP per CPU-second = %.1f%% of one core's peak)\n",
+			res.CPUUse, res.Threads, res.GFLOPSPerCPUSecond, 100*res.FractionOfCorePeak)
+	}
 	if fl.vsTorch {
 		fmt.Fprintf(out, "PyTorch: %.0f tokens/s on %d threads; ndb is %.2fx\n", res.TorchTokensPS, res.TorchThreads, res.SpeedupVsTorch)
 	}
 	return nil
 }
 
+// cpuSeconds is the user+system CPU time this process has used.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// torchResult is what testdata/torch_llama.py bench prints.
+type torchResult struct {
+	TokensPerS   float64 `json:"tokens_per_s"`
+	TokensPerCPU float64 `json:"tokens_per_cpu_s"`
+	Threads      int     `json:"threads"`
+}
+
 // benchTorch trains the same model with PyTorch (testdata/torch_llama.py,
-// embedded) and returns its tokens/s and thread count.
-func benchTorch(python string, cfg nn.Config, batch, seq, steps, threads int) (float64, int, error) {
+// embedded) on the same number of threads.
+func benchTorch(python string, cfg nn.Config, batch, seq, steps, threads int) (torchResult, error) {
+	var r torchResult
 	dir, err := os.MkdirTemp("", "ndb-bench-")
 	if err != nil {
-		return 0, 0, err
+		return r, err
 	}
 	defer os.RemoveAll(dir)
 	script := filepath.Join(dir, "torch_llama.py")
 	if err := os.WriteFile(script, nn.TorchScript, 0o644); err != nil {
-		return 0, 0, err
+		return r, err
 	}
 	cfgJSON, _ := json.Marshal(cfg)
 	out, err := exec.Command(python, script, "bench", string(cfgJSON), fmt.Sprint(batch), fmt.Sprint(seq), fmt.Sprint(steps), fmt.Sprint(threads)).Output()
 	if err != nil {
 		if ee, ok := err.(*exec.ExitError); ok {
-			return 0, 0, fmt.Errorf("%s: %v\n%s", python, err, ee.Stderr)
+			return r, fmt.Errorf("%s: %v\n%s", python, err, ee.Stderr)
 		}
-		return 0, 0, fmt.Errorf("%s (install python3-torch): %v", python, err)
-	}
-	var r struct {
-		TokensPerS float64 `json:"tokens_per_s"`
-		Threads    int     `json:"threads"`
+		return r, fmt.Errorf("%s (install python3-torch): %v", python, err)
 	}
 	if err := json.Unmarshal(out, &r); err != nil {
-		return 0, 0, fmt.Errorf("torch output %q: %v", out, err)
+		return r, fmt.Errorf("torch output %q: %v", out, err)
 	}
-	return r.TokensPerS, r.Threads, nil
+	return r, nil
 }

@@ -33,6 +33,7 @@ var benchInferFlags struct {
 	maxSeq  int
 	seed    uint64
 	decodeN int
+	noDraft bool
 }
 
 var benchInferCmd = &cobra.Command{
@@ -146,7 +147,7 @@ func runBenchInfer(cmd *cobra.Command, _ []string) error {
 				break
 			}
 			n++
-			opt := infer.SampleOptions{MaxTokens: max(1, len(tok.Encode(it.want)))}
+			opt := infer.SampleOptions{MaxTokens: max(1, len(tok.Encode(it.want))), NoDraft: f.noDraft}
 			promptToks += float64(len(tok.Encode(it.prompt)))
 			frameToks += float64(opt.MaxTokens)
 			t0 := time.Now()
@@ -168,7 +169,7 @@ func runBenchInfer(cmd *cobra.Command, _ []string) error {
 				break
 			}
 			i++
-			opt := infer.SampleOptions{MaxTokens: max(1, len(tok.Encode(it.want)))}
+			opt := infer.SampleOptions{MaxTokens: max(1, len(tok.Encode(it.want))), NoDraft: f.noDraft}
 			if _, err := p.NextFrame(ctx, reset, infer.SampleOptions{MaxTokens: 1}); err != nil {
 				return err
 			}
@@ -295,5 +296,6 @@ func init() {
 	fl.IntVar(&f.k, "k", 8, "candidates per batch for the batch figures")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed")
 	fl.IntVar(&f.decodeN, "decode-tokens", 256, "tokens for the raw decode speed")
+	fl.BoolVar(&f.noDraft, "no-draft", false, "decode without prompt-lookup drafts")
 	benchCmd.AddCommand(benchInferCmd)
 }

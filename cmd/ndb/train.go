@@ -37,8 +37,8 @@ training state, saved every --save-every steps and at the end.
 
 Without --tokenizer (or --init/--resume), a --vocab-token BPE is trained on the training
 programs first. Shards are packed into MODEL.data/ (reused while shards and tokenizer are
-unchanged); 5% of the programs, chosen by a hash of program_id, are held out and give the
-validation loss every --eval-every steps. Batches are windows of --seq+1 tokens at offsets
+unchanged); 5% of the functions (program_id less its input number), chosen by hash, are
+held out and give the validation loss every --eval-every steps. Batches are windows of --seq+1 tokens at offsets
 drawn by SplitMix64 from --seed and the step (docs/training.md), so --resume continues a
 run exactly: the same losses as a run that was never stopped.
 
@@ -106,7 +106,8 @@ var packCmd = &cobra.Command{
 	Long: `Pack tokenizes every trajectory of DIR's shards (*.jsonl, *.jsonl.gz, in path order),
 ends each with <|end_of_text|>, and concatenates them into OUT/train.bin and OUT/val.bin
 (little-endian uint32 token ids) with OUT/meta.json. A program goes to val.bin when
-FNV-1a-64(program_id) % 100 < --val-percent, so held-out programs are never trained on.
+FNV-1a-64(its split key) % 100 < --val-percent, the split key being program_id without its
+input number (mbppplus/Mbpp_2/17 -> mbppplus/Mbpp_2): held-out functions are never trained on.
 This is the same packing ` + "`ndb train`" + ` does; docs/training.md gives the exact format.`,
 	Args: cobra.NoArgs,
 	RunE: func(cmd *cobra.Command, _ []string) error {

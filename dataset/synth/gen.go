@@ -46,7 +46,6 @@ type variable struct {
 	level  int  // gen.loopDepth when it was bound
 	char   bool // holds one character (a str element)
 	param  bool
-	keep   bool // may be mutated but not rebound (a recursive call's result)
 	read   bool // a written line reads it
 	picked bool // an expression drawn so far (maybe discarded) reads it
 }

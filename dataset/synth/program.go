@@ -264,13 +264,12 @@ func (g *gen) recFunction(name string, isF bool) ([]variable, int) {
 	rest := g.freshName([]string{"rest", "sub", "prev", "res", "inner"})
 	g.emit("%s = %s(%s)", rest, name, strings.Join(args, ", "))
 	rv := g.bind(rest, g.ret)
-	rv.level = 0 // not readable as a sized value: only the combine below uses it
-	rv.keep = true
+	rv.frozen = 1 // the body may read it; only the combine below extends it, once
 	g.budget = g.r.IntN(3)
 	for g.budget > 0 {
 		g.stmt(-1)
 	}
-	g.emit("return %s", g.combine(rv))
+	g.emit("return %s", g.combine(rv, g.vars[0]))
 	g.loopDepth = 0
 	g.indent = 0
 	g.self = nil
@@ -306,16 +305,24 @@ func (g *gen) baseValue(p variable) ex {
 	}
 }
 
-// combine returns the recursive result updated once, never doubled.
-func (g *gen) combine(rest *variable) string {
+// combine returns the recursive result extended once by a piece that does
+// not read the shrinking parameter p and, for a str, is at most one
+// character: the output is then no longer than the input, so helper(helper(s))
+// cannot blow up (nor recurse past Python's limit).
+func (g *gen) combine(rest, p *variable) string {
 	r := rest.name
+	p.frozen--
+	defer func() { p.frozen++ }()
 	switch g.ret {
 	case tInt:
 		x := wrap(g.expr(tInt, 1, false), pAdd+1)
 		return oneOf(g, r+" + "+x, x+" + "+r, "max("+r+", "+x+")", "min("+r+", "+x+")",
 			r+" + (1 if "+g.cond(1).s+" else 0)", x+" - "+r)
 	case tStr:
-		x := wrap(g.expr(tStr, 1, false), pAdd+1)
+		x := g.charLit().s
+		if c := g.charVar(); c != nil && g.chance(0.75) {
+			x = oneOf(g, c.name, c.name, c.name+".upper()", c.name+".lower()", c.name+".swapcase()")
+		}
 		return oneOf(g, r+" + "+x, x+" + "+r, x+" + "+r, "("+x+" if "+g.cond(1).s+" else '') + "+r)
 	case tListInt, tListStr:
 		x := wrap(g.expr(g.ret.elem(), 1, false), pCond+1)

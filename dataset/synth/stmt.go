@@ -57,7 +57,7 @@ func (g *gen) block(n int) {
 		sn := g.save()
 		from := g.out.Len()
 		first()
-		text := g.out.String()[from:]
+		text := string(g.out.Bytes()[from:])
 		if len(use) == 0 || try == 3 || mentions(text, func(name string) bool {
 			for _, u := range use {
 				if u.name == name {
@@ -246,7 +246,7 @@ func (g *gen) reassign(v *variable) {
 		var cands []*variable
 		for _, v := range g.vars {
 			// a parameter is read before it is overwritten
-			if v.frozen == 0 && !v.keep && (v.read || !v.param) {
+			if v.frozen == 0 && (v.read || !v.param) {
 				cands = append(cands, v)
 			}
 		}

@@ -106,7 +106,6 @@ def run_job(job):
     # pdb's own allocations, and a collection can finalize program objects
     # (e.g. a generator kept in a cycle through an exception pdb stopped at)
     # at an arbitrary event. Leftovers are collected after the run, untraced.
-    gc.collect()
     gc.disable()
     try:
         if job.get("call"):
@@ -135,6 +134,8 @@ def run_job(job):
 
 def main():
     out = sys.stdout
+    gc.collect()
+    gc.freeze()  # the recorder's own objects: later collections skip them
     for line in sys.stdin:
         line = line.strip()
         if not line:

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 
@@ -107,7 +108,13 @@ func (p *Predictor) Sample(ctx context.Context, prompt string, k int, opt Sample
 		cands[i].logits = logits
 	}
 	next := make([]int32, k)
-	for step := 0; ; step++ {
+	if k == 1 && opt.Temperature <= 0 && !opt.NoDraft {
+		if err := p.greedyWithDrafts(ctx, &cands[0], ids, budget, opt, dir); err != nil {
+			p.forget()
+			return nil, err
+		}
+	}
+	for step := 0; !cands[0].done || k > 1; step++ {
 		if err := ctx.Err(); err != nil {
 			p.forget()
 			return nil, err
@@ -166,6 +173,97 @@ func (p *Predictor) Sample(ctx context.Context, prompt string, k int, opt Sample
 		res[i] = canonicalEnd(text)
 	}
 	return res, nil
+}
+
+// maxDraft bounds the tokens proposed by prompt lookup at once.
+const maxDraft = 8
+
+// greedyWithDrafts is greedy decoding of one candidate with prompt-lookup
+// drafts: the tokens that followed the latest earlier occurrence of the
+// last few tokens (in the prompt or the frame so far) are proposed and
+// checked in one Decode call, which reads the weights once for all of them.
+// A draft token is kept only while it is the token greedy decoding picks
+// from the logits of its position, so the output is greedy decoding's; a
+// frame copies much from the prompt (source lines, names, values), so a
+// state costs fewer passes over the weights. Rejected positions are cut
+// from the cache.
+func (p *Predictor) greedyWithDrafts(ctx context.Context, c *candidate, prompt []int32, budget int, opt SampleOptions, dir format.Direction) error {
+	V := p.model.Config.Vocab
+	hist := append([]int32(nil), prompt...)
+	n := 0
+	accept := func(id int) bool { // append a picked token; true when the frame is finished
+		c.text.WriteString(p.texts[id])
+		hist = append(hist, int32(id))
+		n++
+		if format.CheckFrame(c.text.String(), dir) == format.Complete || n >= budget {
+			c.done = true
+		}
+		return c.done
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		id := p.pick(c, opt, dir)
+		if id < 0 {
+			c.done = true
+			return nil
+		}
+		if accept(id) {
+			return nil
+		}
+		draft := lookupDraft(hist, min(maxDraft, budget-n))
+		feed := append([]int32{int32(id)}, draft...)
+		base := p.cache.Len
+		out, err := p.model.Decode(feed, p.cache)
+		if err != nil {
+			return err
+		}
+		p.cached = append(p.cached, feed...)
+		kept := len(feed) // positions of feed to keep in the cache
+		c.logits = out[len(draft)*V:]
+		for j, d := range draft {
+			c.logits = out[j*V : (j+1)*V]
+			if p.pick(c, opt, dir) != int(d) {
+				kept = j + 1
+				break
+			}
+			if accept(int(d)) {
+				kept = j + 2
+				break
+			}
+			c.logits = out[(j+1)*V : (j+2)*V]
+		}
+		if kept < len(feed) {
+			p.cache.Truncate(base + kept)
+			p.cached = p.cached[:base+kept]
+		}
+		if c.done {
+			return nil
+		}
+	}
+}
+
+// lookupDraft proposes up to max tokens: what followed the latest earlier
+// occurrence of hist's last 3 (else 2, else 1) tokens.
+func lookupDraft(hist []int32, max int) []int32 {
+	if max <= 0 {
+		return nil
+	}
+	for ng := 3; ng >= 1; ng-- {
+		if len(hist) <= ng {
+			continue
+		}
+		tail := hist[len(hist)-ng:]
+		for i := len(hist) - ng - 1; i >= 0; i-- {
+			if hist[i] != tail[0] || !slices.Equal(hist[i:i+ng], tail) {
+				continue
+			}
+			from := i + ng
+			return hist[from:min(from+max, len(hist))]
+		}
+	}
+	return nil
 }
 
 // candidate is one sequence being decoded.

@@ -165,6 +165,32 @@ func TestPromptCacheAndBatch(t *testing.T) {
 	}
 }
 
+// TestDraftsKeepGreedy checks that prompt-lookup drafts change only the
+// speed of greedy decoding, not its output.
+func TestDraftsKeepGreedy(t *testing.T) {
+	prompts, _ := fixturePrompts(8, 16)
+	a, b := randomPredictor(t, 1024), randomPredictor(t, 1024)
+	for _, prompt := range prompts {
+		got, err := a.NextFrame(context.Background(), prompt, SampleOptions{MaxTokens: 48})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := b.NextFrame(context.Background(), prompt, SampleOptions{MaxTokens: 48, NoDraft: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Fatalf("with drafts %q, without %q", got, want)
+		}
+	}
+	if d := lookupDraft([]int32{5, 6, 7, 8, 1, 5, 6}, 3); !slices.Equal(d, []int32{7, 8, 1}) {
+		t.Fatalf("lookupDraft = %v, want [7 8 1]", d)
+	}
+	if d := lookupDraft([]int32{1, 2, 3}, 4); d != nil {
+		t.Fatalf("lookupDraft without a match = %v", d)
+	}
+}
+
 func TestFitPromptKeepsCode(t *testing.T) {
 	p := randomPredictor(t, 128)
 	rng := rand.New(rand.NewPCG(1, 1))

@@ -22,6 +22,9 @@ type SampleOptions struct {
 	MaxTokens int
 	// Unconstrained turns constrained decoding off (for measurements).
 	Unconstrained bool
+	// NoDraft turns off prompt-lookup drafts in greedy decoding (for
+	// measurements; the output is the same).
+	NoDraft bool
 }
 
 // DefaultMaxFrameTokens is the frame budget when SampleOptions.MaxTokens is 0.

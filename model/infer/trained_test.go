@@ -57,6 +57,9 @@ func TestTrainedModelPredicts(t *testing.T) {
 		if want, _ := format.ParseFrame(wants[i]); want.Kind == f.Kind {
 			kinds++
 		}
+		if plain, err := p.NextFrame(context.Background(), prompt, SampleOptions{NoDraft: true}); err != nil || plain != got {
+			t.Fatalf("greedy with drafts %q, without %q (%v)", got, plain, err)
+		}
 		if got == wants[i] {
 			exact++
 		} else if testing.Verbose() {

@@ -158,7 +158,7 @@ func (m *Model) activationsFor(B, T int) *activations {
 		ln2: fs(L, N*C), gu: fs(L, 2*N*F), h: fs(L, N*F),
 		rmsF: f(N), lnF: f(N * C), logits: f(N * c.Vocab), lseLogits: f(N), rowLoss: f(N),
 		dres: f(N * C), dln: f(N * C), dy: f(N * C), dqkv: f(3 * N * C), dgu: f(2 * N * F), dh: f(N * F),
-		scratch: fs(workers(), 2*attnBlock*T+8*T*c.HeadDim()), dwPart: fs(workers(), C),
+		scratch: fs(workers(), 2*attnBlock*T), dwPart: fs(workers(), C),
 	}
 	a.probsPerHead = blockOffset(T, T)
 	if 4*L*B*c.Heads*a.probsPerHead <= AttentionCacheBytes {
@@ -296,39 +296,22 @@ func (m *Model) Logits() []float32 {
 	return m.acts.logits[:m.acts.B*m.acts.T*m.Config.Vocab]
 }
 
-// gatherHead copies head rows (T, Dh) out of a strided buffer into dst.
-func gatherHead(dst, src []float32, T, dh, ld int) {
-	for t := range T {
-		copy(dst[t*dh:(t+1)*dh], src[t*ld:t*ld+dh])
-	}
-}
-
-// scatterHead copies contiguous head rows (T, Dh) back into a strided buffer.
-func scatterHead(dst, src []float32, T, dh, ld int) {
-	for t := range T {
-		copy(dst[t*ld:t*ld+dh], src[t*dh:(t+1)*dh])
-	}
-}
-
 // attentionForward computes causal attention for every (batch, head):
 // y (N, C) and the row log-sum-exps lse (B, H, T), from qkv (N, 3C), keeping
-// the probabilities in probs (B, H, probsPerHead) unless it is nil. Each
-// head's q, k, v are first copied into contiguous (T, Dh) blocks: the small
-// products run about 10% faster on them than on rows strided by 3C.
+// the probabilities in probs (B, H, probsPerHead) unless it is nil. Heads
+// are strided views into qkv and y: no copies.
 func (m *Model) attentionForward(y, lse, probs, qkv []float32, B, T int) {
 	c := m.Config
 	C, H, Dh := c.Dim, c.Heads, c.HeadDim()
 	scale := float32(1 / math.Sqrt(float64(Dh)))
 	parallelFor(B*H, func(w, lo, hi int) {
-		sc := m.acts.scratch[w]
-		s := sc[:attnBlock*T]                                                             // scores (rows, i1)
-		q, k, v := sc[2*attnBlock*T:], sc[2*attnBlock*T+T*Dh:], sc[2*attnBlock*T+2*T*Dh:] // (T, Dh) each
-		yh := sc[2*attnBlock*T+3*T*Dh:]
+		s := m.acts.scratch[w][:attnBlock*T] // scores (rows, i1)
 		for bh := lo; bh < hi; bh++ {
 			b, h := bh/H, bh%H
-			gatherHead(q, qkv[b*T*3*C+h*Dh:], T, Dh, 3*C)
-			gatherHead(k, qkv[b*T*3*C+C+h*Dh:], T, Dh, 3*C)
-			gatherHead(v, qkv[b*T*3*C+2*C+h*Dh:], T, Dh, 3*C)
+			q := qkv[b*T*3*C+h*Dh:]     // (T, Dh), row stride 3C
+			k := qkv[b*T*3*C+C+h*Dh:]   // (T, Dh)
+			v := qkv[b*T*3*C+2*C+h*Dh:] // (T, Dh)
+			yh := y[b*T*C+h*Dh:]        // (T, Dh), row stride C
 			for i0 := 0; i0 < T; i0 += attnBlock {
 				i1 := min(i0+attnBlock, T)
 				rows := i1 - i0
@@ -337,12 +320,11 @@ func (m *Model) attentionForward(y, lse, probs, qkv []float32, B, T int) {
 					s = probs[bh*m.acts.probsPerHead+blockOffset(i0, T):]
 				}
 				// s = q[i0:i1] k[:i1]^T * scale  (rows, i1)
-				sgemm(false, true, rows, i1, Dh, scale, q[i0*Dh:], Dh, k, Dh, 0, s, i1)
+				sgemm(false, true, rows, i1, Dh, scale, q[i0*3*C:], 3*C, k, 3*C, 0, s, i1)
 				kern.attnSoftmax(s, rows, i1, i0, lse[bh*T+i0:])
 				// y[i0:i1] = p v[:i1]  (rows, Dh)
-				sgemm(false, false, rows, Dh, i1, 1, s, i1, v, Dh, 0, yh[i0*Dh:], Dh)
+				sgemm(false, false, rows, Dh, i1, 1, s, i1, v, 3*C, 0, yh[i0*C:], C)
 			}
-			scatterHead(y[b*T*C+h*Dh:], yh, T, Dh, C)
 		}
 	})
 }
@@ -354,42 +336,37 @@ func (m *Model) attentionBackward(dqkv, dy, qkv, y, lse, probs []float32, B, T i
 	C, H, Dh := c.Dim, c.Heads, c.HeadDim()
 	scale := float32(1 / math.Sqrt(float64(Dh)))
 	parallelFor(B*H, func(w, lo, hi int) {
-		sc := m.acts.scratch[w]
-		p, dp := sc[:attnBlock*T], sc[attnBlock*T:2*attnBlock*T] // (rows, i1) each
-		head := func(i int) []float32 { return sc[2*attnBlock*T+i*T*Dh : 2*attnBlock*T+(i+1)*T*Dh] }
-		q, k, v, yh, dyh, dq, dk, dv := head(0), head(1), head(2), head(3), head(4), head(5), head(6), head(7)
+		p, dp := m.acts.scratch[w][:attnBlock*T], m.acts.scratch[w][attnBlock*T:2*attnBlock*T] // (rows, i1) each
 		for bh := lo; bh < hi; bh++ {
 			b, h := bh/H, bh%H
-			gatherHead(q, qkv[b*T*3*C+h*Dh:], T, Dh, 3*C)
-			gatherHead(k, qkv[b*T*3*C+C+h*Dh:], T, Dh, 3*C)
-			gatherHead(v, qkv[b*T*3*C+2*C+h*Dh:], T, Dh, 3*C)
-			gatherHead(yh, y[b*T*C+h*Dh:], T, Dh, C)
-			gatherHead(dyh, dy[b*T*C+h*Dh:], T, Dh, C)
-			clear(dk)
-			clear(dv)
+			// (T, Dh) views, rows strided by 3C (q, k, v and their gradients) or C (y, dy)
+			q, k, v := qkv[b*T*3*C+h*Dh:], qkv[b*T*3*C+C+h*Dh:], qkv[b*T*3*C+2*C+h*Dh:]
+			dq, dk, dv := dqkv[b*T*3*C+h*Dh:], dqkv[b*T*3*C+C+h*Dh:], dqkv[b*T*3*C+2*C+h*Dh:]
+			yh, dyh := y[b*T*C+h*Dh:], dy[b*T*C+h*Dh:]
+			for t := range T {
+				clear(dk[t*3*C : t*3*C+Dh])
+				clear(dv[t*3*C : t*3*C+Dh])
+			}
 			for i0 := 0; i0 < T; i0 += attnBlock {
 				i1 := min(i0+attnBlock, T)
 				rows := i1 - i0
 				// dp = dy v^T  (rows, i1)
-				sgemm(false, true, rows, i1, Dh, 1, dyh[i0*Dh:], Dh, v, Dh, 0, dp, i1)
+				sgemm(false, true, rows, i1, Dh, 1, dyh[i0*C:], C, v, 3*C, 0, dp, i1)
 				p := p
 				if probs != nil {
 					// ds = p * (dp - D) with D = dy . y per row
 					p = probs[bh*m.acts.probsPerHead+blockOffset(i0, T):]
-					kern.attnGradScores(p, dp, rows, i1, dyh[i0*Dh:], yh[i0*Dh:], Dh, Dh)
+					kern.attnGradScores(p, dp, rows, i1, dyh[i0*C:], yh[i0*C:], C, Dh)
 				} else {
 					// p = exp(q k^T * scale - lse); ds = p * (dp - D)
-					sgemm(false, true, rows, i1, Dh, scale, q[i0*Dh:], Dh, k, Dh, 0, p, i1)
-					kern.attnSoftmaxBackward(p, dp, rows, i1, i0, lse[bh*T+i0:], dyh[i0*Dh:], yh[i0*Dh:], Dh, Dh)
+					sgemm(false, true, rows, i1, Dh, scale, q[i0*3*C:], 3*C, k, 3*C, 0, p, i1)
+					kern.attnSoftmaxBackward(p, dp, rows, i1, i0, lse[bh*T+i0:], dyh[i0*C:], yh[i0*C:], C, Dh)
 				}
 				// dq[i0:i1] = ds k[:i1] * scale; dk[:i1] += ds^T q[i0:i1] * scale; dv[:i1] += p^T dy[i0:i1]
-				sgemm(false, false, rows, Dh, i1, scale, dp, i1, k, Dh, 0, dq[i0*Dh:], Dh)
-				sgemm(true, false, i1, Dh, rows, scale, dp, i1, q[i0*Dh:], Dh, 1, dk, Dh)
-				sgemm(true, false, i1, Dh, rows, 1, p, i1, dyh[i0*Dh:], Dh, 1, dv, Dh)
+				sgemm(false, false, rows, Dh, i1, scale, dp, i1, k, 3*C, 0, dq[i0*3*C:], 3*C)
+				sgemm(true, false, i1, Dh, rows, scale, dp, i1, q[i0*3*C:], 3*C, 1, dk, 3*C)
+				sgemm(true, false, i1, Dh, rows, 1, p, i1, dyh[i0*C:], C, 1, dv, 3*C)
 			}
-			scatterHead(dqkv[b*T*3*C+h*Dh:], dq, T, Dh, 3*C)
-			scatterHead(dqkv[b*T*3*C+C+h*Dh:], dk, T, Dh, 3*C)
-			scatterHead(dqkv[b*T*3*C+2*C+h*Dh:], dv, T, Dh, 3*C)
 		}
 	})
 }

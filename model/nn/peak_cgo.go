@@ -26,7 +26,15 @@ static void fma256(int64_t n) {
 }
 static int has_avx512f(void) { __builtin_cpu_init(); return __builtin_cpu_supports("avx512f"); }
 static int has_fma(void) { __builtin_cpu_init(); return __builtin_cpu_supports("fma") && __builtin_cpu_supports("avx2"); }
-static void fma_loop(int wide, int64_t n) { if (wide) fma512(n); else fma256(n); }
+#include <time.h>
+// fma_loop runs n iterations and returns the CPU seconds this thread spent.
+static double fma_loop(int wide, int64_t n) {
+	struct timespec a, b;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+	if (wide) fma512(n); else fma256(n);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+	return (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9;
+}
 */
 import "C"
 
@@ -37,18 +45,18 @@ import (
 	"time"
 )
 
-// PeakGFLOPS measures this machine's fp32 FMA peak: a register-only FMA loop
-// on every core at once (GOMAXPROCS goroutines, each on its own OS thread)
-// for about d (best of three rounds), using AVX-512 when the CPU has it, else AVX2. It returns
-// GFLOP/s and the instruction set used.
-func PeakGFLOPS(d time.Duration) (float64, string, error) {
+// MeasurePeak measures this machine's fp32 FMA peak: a register-only FMA
+// loop on every core at once (GOMAXPROCS goroutines, each on its own OS
+// thread) for about d (best of three rounds), using AVX-512 when the CPU has
+// it, else AVX2.
+func MeasurePeak(d time.Duration) (Peak, error) {
 	wide := C.has_avx512f() != 0
-	isa := "avx2"
+	pk := Peak{ISA: "avx2"}
 	flopsPerIter := 12 * 8 * 2
 	if wide {
-		isa, flopsPerIter = "avx512", 12*16*2
+		pk.ISA, flopsPerIter = "avx512", 12*16*2
 	} else if C.has_fma() == 0 {
-		return 0, "", errors.New("nn: no AVX2/FMA: cannot measure the FMA peak")
+		return Peak{}, errors.New("nn: no AVX2/FMA: cannot measure the FMA peak")
 	}
 	w := C.int(0)
 	if wide {
@@ -68,21 +76,25 @@ func PeakGFLOPS(d time.Duration) (float64, string, error) {
 	// best of three rounds: the first often runs below the AVX-512 clock
 	n /= 3
 	p := runtime.GOMAXPROCS(0)
-	best := 0.0
+	flops := float64(n) * float64(flopsPerIter)
 	for range 3 {
 		var wg sync.WaitGroup
+		cpu := make([]float64, p)
 		start := time.Now()
-		for range p {
+		for i := range p {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
-				C.fma_loop(w, C.int64_t(n))
+				cpu[i] = float64(C.fma_loop(w, C.int64_t(n)))
 			}()
 		}
 		wg.Wait()
-		best = max(best, float64(p)*float64(n)*float64(flopsPerIter)/time.Since(start).Seconds()/1e9)
+		pk.GFLOPS = max(pk.GFLOPS, float64(p)*flops/time.Since(start).Seconds()/1e9)
+		for _, c := range cpu {
+			pk.PerCoreGFLOPS = max(pk.PerCoreGFLOPS, flops/c/1e9)
+		}
 	}
-	return best, isa, nil
+	return pk, nil
 }

@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// PeakGFLOPS needs the cgo amd64 build (an FMA loop in assembly); here it
+// MeasurePeak needs the cgo amd64 build (an FMA loop in assembly); here it
 // reports that it cannot measure.
-func PeakGFLOPS(d time.Duration) (float64, string, error) {
-	return 0, "", errors.New("nn: FMA peak is only measured in the cgo amd64 build")
+func MeasurePeak(d time.Duration) (Peak, error) {
+	return Peak{}, errors.New("nn: FMA peak is only measured in the cgo amd64 build")
 }

@@ -80,11 +80,29 @@ type PackOptions struct {
 	ValPercent int
 }
 
-// ProgramHash is the 64-bit FNV-1a hash of a program id; a program is held
-// out for validation when ProgramHash(id) % 100 < ValPercent.
+// SplitKey is the unit of the train/validation split for a program id:
+// the id without a final numeric component (the input number of `ndb gen`
+// ids such as mbppplus/Mbpp_2/17 or synth/1/42/3) when at least two
+// components remain. All inputs of one function land on the same side, so
+// validation programs are functions never seen in training.
+func SplitKey(programID string) string {
+	i := strings.LastIndexByte(programID, '/')
+	if i < 0 || !strings.Contains(programID[:i], "/") || i+1 == len(programID) {
+		return programID
+	}
+	for _, c := range programID[i+1:] {
+		if c < '0' || c > '9' {
+			return programID
+		}
+	}
+	return programID[:i]
+}
+
+// ProgramHash is the 64-bit FNV-1a hash of a program's SplitKey; a program
+// is held out for validation when ProgramHash(id) % 100 < ValPercent.
 func ProgramHash(programID string) uint64 {
 	h := fnv.New64a()
-	h.Write([]byte(programID))
+	h.Write([]byte(SplitKey(programID)))
 	return h.Sum64()
 }
 
@@ -200,7 +218,8 @@ func readShard(path string, fn func(Trajectory) error) error {
 // Pack tokenizes the shards of dataDir into outDir/train.bin, val.bin and
 // meta.json. Programs are split by ProgramHash; if that puts every program
 // on one side while there are at least two, the program with the smallest
-// hash goes to validation (so tiny data sets still validate).
+// hash (all of its inputs) goes to validation, so tiny data sets still
+// validate.
 func Pack(dataDir, outDir string, tok Tokenizer, opt PackOptions) (*Meta, error) {
 	valPct := opt.ValPercent
 	if valPct == 0 {
@@ -297,18 +316,26 @@ func splitPrograms(programs map[string]bool, valPct int) map[string]bool {
 	if valPct == 0 {
 		return heldOut
 	}
-	minID, minHash := "", uint64(0)
+	keys := map[string]bool{}
+	minKey, minHash := "", uint64(0)
 	for p := range programs {
+		k := SplitKey(p)
+		keys[k] = true
 		h := ProgramHash(p)
 		if h%100 < uint64(valPct) {
 			heldOut[p] = true
 		}
-		if minID == "" || h < minHash || (h == minHash && p < minID) {
-			minID, minHash = p, h
+		if minKey == "" || h < minHash || (h == minHash && k < minKey) {
+			minKey, minHash = k, h
 		}
 	}
-	if len(programs) >= 2 && (len(heldOut) == 0 || len(heldOut) == len(programs)) {
-		heldOut = map[string]bool{minID: true}
+	if len(keys) >= 2 && (len(heldOut) == 0 || len(heldOut) == len(programs)) {
+		heldOut = map[string]bool{}
+		for p := range programs {
+			if SplitKey(p) == minKey {
+				heldOut[p] = true
+			}
+		}
 	}
 	return heldOut
 }

@@ -3,6 +3,7 @@ package train
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,6 +100,38 @@ func TestPackSplitsByProgram(t *testing.T) {
 		if string(a) != string(b) {
 			t.Fatalf("%s differs between two packs of the same data", f)
 		}
+	}
+}
+
+func TestSplitKey(t *testing.T) {
+	for id, want := range map[string]string{
+		"mbppplus/Mbpp_2/17":      "mbppplus/Mbpp_2",
+		"synth/1/42/3":            "synth/1/42",
+		"humaneval/HumanEval/0/2": "humaneval/HumanEval/0",
+		"synth/5":                 "synth/5",
+		"dir/sub/a.py":            "dir/sub/a.py",
+		"a/b/":                    "a/b/",
+		"plain":                   "plain",
+	} {
+		if got := SplitKey(id); got != want {
+			t.Errorf("SplitKey(%q) = %q, want %q", id, got, want)
+		}
+	}
+	// All inputs of a function fall on one side.
+	programs := map[string]bool{}
+	for f := 0; f < 50; f++ {
+		for in := 0; in < 4; in++ {
+			programs[fmt.Sprintf("src/f%d/%d", f, in)] = true
+		}
+	}
+	held := splitPrograms(programs, 20)
+	for p := range programs {
+		if held[p] != held[SplitKey(p)+"/0"] {
+			t.Fatalf("inputs of %s split across train and validation", SplitKey(p))
+		}
+	}
+	if len(held) == 0 || len(held) == len(programs) {
+		t.Fatalf("one-sided split: %d of %d held out", len(held), len(programs))
 	}
 }
 

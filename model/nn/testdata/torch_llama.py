@@ -143,12 +143,19 @@ def bench(cfg_json, B, T, steps, threads):
         opt.step()
         return float(loss)
 
+    import resource
+
+    def cpu():
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_utime + r.ru_stime
+
     step()  # warm-up
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), cpu()
     for _ in range(steps):
         step()
-    dt = time.perf_counter() - t0
-    print(json.dumps({"tokens_per_s": B * T * steps / dt, "threads": torch.get_num_threads(), "torch": torch.__version__}))
+    dt, dc = time.perf_counter() - t0, cpu() - c0
+    print(json.dumps({"tokens_per_s": B * T * steps / dt, "tokens_per_cpu_s": B * T * steps / dc,
+                      "threads": torch.get_num_threads(), "torch": torch.__version__}))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,473 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"ndb/dataset"
+	"ndb/debugger"
+	"ndb/engine"
+	"ndb/engine/openai"
+	"ndb/eval"
+	"ndb/model/infer"
+)
+
+// evalFlags are the options both eval commands share.
+type evalFlags struct {
+	engineFlags
+	engine  string
+	dataDir string
+	seed    uint64
+	json    bool
+	report  string
+	k       int
+	quiet   bool
+	workers int
+}
+
+func (f *evalFlags) add(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	f.engineFlags.add(fs, true)
+	fs.StringVar(&f.engine, "engine", engine.Model, "engine to measure: real, model, openai, cwm")
+	fs.StringVar(&f.dataDir, "data-dir", "", "shared data folder (default $NDB_DATA_DIR, else ../shared/data from the repo root)")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed of every random choice (examples, samples)")
+	fs.BoolVar(&f.json, "json", false, "print one final JSON line with the results")
+	fs.StringVar(&f.report, "report", "", "write the Markdown table, JSON and PNG plots into this folder")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar")
+	fs.IntVar(&f.workers, "workers", 2, "tracer workers")
+}
+
+// evalEngines is what a run measures with: the engine, its predictor when
+// it has one (model, openai), and the real engine that traces contexts.
+type evalEngines struct {
+	engine engine.Engine
+	pred   engine.Predictor
+	real   *engine.RealEngine
+}
+
+func (e *evalEngines) Close() {
+	if e.engine != nil && e.engine != engine.Engine(e.real) {
+		e.engine.Close()
+	}
+	if e.real != nil {
+		e.real.Close()
+	}
+}
+
+func (f *evalFlags) engines() (*evalEngines, error) {
+	python := f.python
+	real := engine.NewReal(engine.Options{Python: python, Workers: f.workers})
+	out := &evalEngines{real: real}
+	switch name := strings.ToLower(strings.TrimSpace(f.engine)); name {
+	case engine.Real:
+		out.engine = real
+	case engine.Model, "":
+		var p *infer.Predictor
+		var err error
+		if f.model != "" {
+			p, err = infer.Load(f.model)
+		} else {
+			p, err = infer.Default()
+		}
+		if err != nil {
+			real.Close()
+			return nil, fmt.Errorf("engine model: %w", err)
+		}
+		out.pred = engine.InferPredictor{P: p}
+		out.engine = engine.NewNeuralEngine(engine.Model, out.pred, engine.Draw{}, false)
+	case engine.OpenAI:
+		cfg := openai.ConfigFromEnv()
+		if f.openaiURL != "" {
+			cfg.BaseURL = f.openaiURL
+		}
+		if f.openaiModel != "" {
+			cfg.Model = f.openaiModel
+		}
+		if f.openaiKey != "" {
+			cfg.APIKey = f.openaiKey
+		}
+		c, err := openai.New(cfg)
+		if err != nil {
+			real.Close()
+			return nil, err
+		}
+		out.pred = &engine.OpenAIPredictor{C: c}
+		out.engine = engine.NewNeuralEngine(engine.OpenAI, out.pred, engine.Draw{}, false)
+	default:
+		e, err := engine.New(name, f.options())
+		if err != nil {
+			real.Close()
+			return nil, err
+		}
+		out.engine = e
+	}
+	return out, nil
+}
+
+// bar is a progress bar on stderr (nil when quiet).
+func (f *evalFlags) bar(n int, what string) *progressbar.ProgressBar {
+	if f.quiet {
+		return nil
+	}
+	return progressbar.NewOptions(n, progressbar.OptionSetWriter(os.Stderr), progressbar.OptionSetDescription(what),
+		progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(200*time.Millisecond),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(os.Stderr) }))
+}
+
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt)
+}
+
+func evalCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "eval",
+		Short: "Measure a debugger engine: next-state accuracy and CruxEval (SPEC section 6)",
+	}
+	cmd.AddCommand(evalNextStateCommand(), evalCruxCommand())
+	return cmd
+}
+
+func evalNextStateCommand() *cobra.Command {
+	var f evalFlags
+	var programs, source string
+	var n, horizonN, perTrace, valPercent, limit int
+	cmd := &cobra.Command{
+		Use:   "next-state (--programs DIR | --source NAME)",
+		Short: "Next-state exact match per action and field on held-out programs, horizon curves, exact match@k",
+		Long: `Samples trajectories on held-out programs with the training policy, cuts each right after an
+action, and compares the engine's greedy prediction of the next frame with the true one: the whole
+frame and each field (em_evt, em_src, em_locals, em_arg; N/A where the event has none), per action,
+forward and inverse. --horizon-n adds horizon examples (step actions, then one jump: accuracy
+against the fraction of states skipped); --k adds exact match@k (temperature 0.6, top-p 0.95).
+
+--programs DIR: every .py file under DIR, traced as a script. --source NAME: the held-out split of
+mbppplus, mbpp or humaneval (program ids whose FNV-1a hash % 100 < --val-percent, the rule ndb
+train uses for validation, so training never saw them).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if (programs == "") == (source == "") {
+				return errors.New("give exactly one of --programs DIR or --source NAME")
+			}
+			if f.k == 1 || f.k < 0 {
+				return errors.New("--k is the number of samples for exact match@k: 0 (off) or at least 2")
+			}
+			ctx, cancel := signalContext()
+			defer cancel()
+			var progs []eval.NamedProgram
+			if programs != "" {
+				src, err := dataset.OpenSource(programs, mustDataDirOrEmpty(f.dataDir), int64(f.seed))
+				if err != nil {
+					return err
+				}
+				for i := 0; i < src.Len(); i++ {
+					if it, skip := src.Item(i); skip == "" {
+						progs = append(progs, eval.NamedProgram{ID: it.ID, Program: it.Program})
+					}
+				}
+				if len(progs) == 0 {
+					return fmt.Errorf("no .py program under %s", programs)
+				}
+			} else {
+				dir, err := dataset.DataDir(f.dataDir)
+				if err != nil {
+					return err
+				}
+				src, err := dataset.OpenSource(source, dir, int64(f.seed))
+				if err != nil {
+					return err
+				}
+				if progs, err = eval.HeldOut(src, valPercent, limit); err != nil {
+					return err
+				}
+			}
+			eng, err := f.engines()
+			if err != nil {
+				return err
+			}
+			defer eng.Close()
+			opts := eval.NextStateOptions{N: n, HorizonN: horizonN, PerTrace: perTrace, Seed: f.seed,
+				Real: eng.real, Predictor: eng.pred, Engine: eng.engine, K: f.k}
+			if !f.quiet {
+				fmt.Fprintf(os.Stderr, "ndb eval next-state: %d held-out programs, engine %s, sampling examples...\n", len(progs), eng.engine.Name())
+			}
+			t0 := time.Now()
+			exs, err := eval.CollectExamples(ctx, progs, opts)
+			if err != nil {
+				return err
+			}
+			if !f.quiet {
+				fmt.Fprintf(os.Stderr, "%d examples in %.1f s\n", len(exs), time.Since(t0).Seconds())
+			}
+			bar := f.bar(len(exs), "next-state")
+			opts.Progress = func(done, total int) {
+				if bar != nil {
+					bar.Set(done)
+				}
+			}
+			rep, err := eval.RunNextState(ctx, exs, opts)
+			if bar != nil {
+				bar.Finish()
+			}
+			if err != nil {
+				return err
+			}
+			out := rep.JSON()
+			out["programs"] = len(progs)
+			out["seed"] = f.seed
+			if f.report != "" {
+				if err := writeReport(f.report, "nextstate", rep.Markdown(), out); err != nil {
+					return err
+				}
+				files, err := rep.WritePlots(f.report)
+				if err != nil {
+					return err
+				}
+				if !f.quiet {
+					fmt.Fprintf(os.Stderr, "report: %s\n", strings.Join(append([]string{filepath.Join(f.report, "nextstate.md")}, files...), ", "))
+				}
+			}
+			if f.json {
+				return printJSONLine(out)
+			}
+			fmt.Print(rep.Markdown())
+			return nil
+		},
+	}
+	f.add(cmd)
+	fs := cmd.Flags()
+	fs.StringVar(&programs, "programs", "", "folder of held-out .py scripts")
+	fs.StringVar(&source, "source", "", "held-out split of a data source: mbppplus, mbpp, humaneval")
+	fs.IntVar(&valPercent, "val-percent", 5, "the validation percent training used (programs with hash % 100 below it are held out)")
+	fs.IntVar(&limit, "limit-programs", 0, "use at most this many held-out programs (0: all)")
+	fs.IntVar(&n, "n", 800, "examples per action")
+	fs.IntVar(&horizonN, "horizon-n", 0, "horizon examples in all (0: none)")
+	fs.IntVar(&perTrace, "per-trace", 4, "trajectories sampled per trace and pass")
+	fs.IntVar(&f.k, "k", 0, "exact match@k with k samples at temperature 0.6, top-p 0.95 (0: off)")
+	return cmd
+}
+
+// mustDataDirOrEmpty resolves the data folder, or "" when there is none
+// (a folder of scripts needs cruxeval.jsonl only to drop duplicates).
+func mustDataDirOrEmpty(flag string) string {
+	dir, err := dataset.DataDir(flag)
+	if err != nil {
+		return ""
+	}
+	return dir
+}
+
+func evalCruxCommand() *cobra.Command {
+	var f evalFlags
+	var data, task, action, out string
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "cruxeval",
+		Short: "CruxEval output and input prediction through debugger actions, scored by running the code",
+		Long: `Output prediction (--task output): from the call of f (true context: main's call, its line, f's
+call with the arguments), one step_return (--action step_return) or one breakpoint at f's return
+line then one step_return from it (--action breakpoint). Input prediction (--task input): one
+inv_step_call from f's true return state; the model sees the code without the call. --task both
+runs output (step_return and breakpoint) and input. pass@1: assert f(INPUT) == OUTPUT run in a
+sandboxed interpreter with the answer; only Python literals count (ast.literal_eval). --k N (input)
+samples N candidates and reports pass@k, majority vote and forward self-consistency.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if data == "" {
+				dir, err := dataset.DataDir(f.dataDir)
+				if err != nil {
+					return err
+				}
+				data = filepath.Join(dir, "cruxeval.jsonl")
+			}
+			items, err := eval.LoadCruxEval(data)
+			if err != nil {
+				return err
+			}
+			if limit > 0 && limit < len(items) {
+				items = items[:limit]
+			}
+			type run struct {
+				task   string
+				action debugger.Action
+			}
+			var runs []run
+			switch task {
+			case eval.TaskOutput:
+				if action == "" {
+					action = string(debugger.StepReturn)
+				}
+				runs = []run{{task, debugger.Action(action)}}
+			case eval.TaskInput:
+				if action != "" && action != string(debugger.InvStepCall) {
+					return fmt.Errorf("input prediction is by inv_step_call, not %q", action)
+				}
+				runs = []run{{task, debugger.InvStepCall}}
+			case "both":
+				runs = []run{{eval.TaskOutput, debugger.StepReturn}, {eval.TaskOutput, debugger.Breakpoint}, {eval.TaskInput, debugger.InvStepCall}}
+			default:
+				return fmt.Errorf("--task is output, input or both, not %q", task)
+			}
+			if f.k == 1 || f.k < 0 {
+				return errors.New("--k is the number of candidates: 0 (off) or at least 2")
+			}
+			ctx, cancel := signalContext()
+			defer cancel()
+			eng, err := f.engines()
+			if err != nil {
+				return err
+			}
+			defer eng.Close()
+			sc, err := eval.NewScorer(f.python)
+			if err != nil {
+				return err
+			}
+			defer sc.Close()
+			var reps []*eval.CruxReport
+			var all []eval.CruxResult
+			for _, r := range runs {
+				desc := fmt.Sprintf("cruxeval %s/%s", r.task, r.action)
+				bar := f.bar(len(items), desc)
+				rep, err := eval.RunCruxEval(ctx, items, eval.CruxOptions{Task: r.task, Action: r.action, Engine: eng.engine,
+					Predictor: eng.pred, Real: eng.real, Scorer: sc, K: f.k, Seed: f.seed,
+					Progress: func() {
+						if bar != nil {
+							bar.Add(1)
+						}
+					}})
+				if bar != nil {
+					bar.Finish()
+				}
+				if err != nil {
+					return err
+				}
+				reps = append(reps, rep)
+				for _, res := range rep.Results {
+					res.ID = rep.Task + "/" + rep.Action + "/" + res.ID
+					all = append(all, res)
+				}
+				if !f.quiet {
+					fmt.Fprintf(os.Stderr, "%s by %s: pass@1 %.1f%%, exact match %.1f%%, %d items, %.1f s\n", rep.Task, rep.Action, rep.PassAt1, rep.ExactMatch, rep.N, rep.Seconds)
+				}
+			}
+			if out == "" && f.report != "" {
+				out = filepath.Join(f.report, "cruxeval_items.jsonl")
+			}
+			if out != "" {
+				if err := writeItems(out, all); err != nil {
+					return err
+				}
+			}
+			summary := cruxJSON(reps)
+			summary["seed"] = f.seed
+			if f.report != "" {
+				if err := writeReport(f.report, "cruxeval", eval.CruxMarkdown(reps), summary); err != nil {
+					return err
+				}
+				if err := eval.WriteCruxPlot(reps, filepath.Join(f.report, "cruxeval.png")); err != nil {
+					return err
+				}
+			}
+			if f.json {
+				return printJSONLine(summary)
+			}
+			fmt.Print(eval.CruxMarkdown(reps))
+			return nil
+		},
+	}
+	f.add(cmd)
+	fs := cmd.Flags()
+	fs.StringVar(&data, "data", "", "cruxeval.jsonl (default: the data folder's)")
+	fs.StringVar(&task, "task", eval.TaskOutput, "output, input or both")
+	fs.StringVar(&action, "action", "", "output prediction by step_return (default) or breakpoint")
+	fs.StringVar(&out, "out", "", "write per-item results (JSON lines) here")
+	fs.IntVar(&limit, "limit", 0, "only the first N items (0: all)")
+	fs.IntVar(&f.k, "k", 0, "input prediction: sample k candidates (temperature 0.6, top-p 0.95) for majority vote and self-consistency (0: off)")
+	return cmd
+}
+
+// cruxJSON is the final JSON line: one run's fields at the top level, and
+// with several runs, each under "runs" as well (keyed task/action).
+func cruxJSON(reps []*eval.CruxReport) map[string]any {
+	toMap := func(r *eval.CruxReport) map[string]any {
+		b, _ := json.Marshal(r)
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		return m
+	}
+	out := map[string]any{}
+	if len(reps) == 1 {
+		out = toMap(reps[0])
+	} else {
+		runs := map[string]any{}
+		var secs float64
+		for _, r := range reps {
+			runs[r.Task+"/"+r.Action] = toMap(r)
+			secs += r.Seconds
+		}
+		out["runs"] = runs
+		out["seconds"] = secs
+		// The headline: the first run's numbers.
+		for k, v := range toMap(reps[0]) {
+			if _, ok := out[k]; !ok {
+				out[k] = v
+			}
+		}
+	}
+	return out
+}
+
+func writeItems(path string, items []eval.CruxResult) error {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(f)
+	enc.SetEscapeHTML(false)
+	for _, it := range items {
+		if err := enc.Encode(it); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	return f.Close()
+}
+
+func writeReport(dir, name, markdown string, summary map[string]any) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".md"), []byte(markdown), 0o644); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(summary, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, name+".json"), append(b, '\n'), 0o644)
+}
+
+func printJSONLine(v map[string]any) error {
+	b, err := json.Marshal(v) // encoding/json sorts map keys: stable output
+	if err != nil {
+		return err
+	}
+	fmt.Println(string(b))
+	return nil
+}
+
+func init() { rootCmd.AddCommand(evalCommand()) }

@@ -1,0 +1,545 @@
+package eval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"time"
+
+	"ndb/dataset"
+	"ndb/debugger"
+	"ndb/engine"
+	"ndb/format"
+	"ndb/model/train"
+	"ndb/tracer"
+)
+
+// NamedProgram is a held-out program with a stable id.
+type NamedProgram struct {
+	ID      string
+	Program tracer.Program
+}
+
+// HeldOut keeps the items of src that training never saw: those whose
+// program id falls in the validation split of docs/training.md
+// (train.ProgramHash(id) % 100 < valPercent), so every input of a held-out
+// function is held out too. Items the source skips are left out.
+func HeldOut(src dataset.Source, valPercent int, limit int) ([]NamedProgram, error) {
+	if src.Len() < 0 {
+		return nil, fmt.Errorf("eval: source %s is unbounded; use a fixed list (mbppplus, mbpp, humaneval) or --programs DIR", src.Name())
+	}
+	var out []NamedProgram
+	for i := 0; i < src.Len(); i++ {
+		it, skip := src.Item(i)
+		if skip != "" {
+			continue
+		}
+		if train.ProgramHash(it.ID)%100 < uint64(valPercent) {
+			out = append(out, NamedProgram{ID: it.ID, Program: it.Program})
+			if limit > 0 && len(out) >= limit {
+				break
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("eval: source %s has no held-out program at %d%%", src.Name(), valPercent)
+	}
+	return out, nil
+}
+
+// Example is one next-state example: a trajectory cut right after step Cut;
+// the model writes Traj.Frames[Cut+1].
+type Example struct {
+	Program string
+	Action  string
+	Inverse bool
+	Cut     int
+	Traj    *format.Trajectory
+	// Horizon examples: Steps step actions, then the jump at Cut; Skipped is
+	// the fraction of the trace's states the jump passes over.
+	Horizon bool
+	Steps   int
+	Skipped float64
+
+	group int          // trajectory number: examples of one trajectory run in order (prompt cache)
+	trace *tracer.Trace
+	pos   []debugger.Pos // positions of Traj.Frames (backend route)
+}
+
+// NextStateOptions configure CollectExamples and RunNextState.
+type NextStateOptions struct {
+	N         int    // examples per action (default 800)
+	HorizonN  int    // horizon examples in all (0: none)
+	Horizons  []int  // step actions before the final jump (default 0,1,2,4,8,16)
+	PerTrace  int    // trajectories sampled per trace and pass (default 4)
+	MaxPasses int    // passes over the programs (default 10)
+	Seed      uint64 // everything random derives from it
+	Sampler   dataset.SamplerConfig
+
+	Real *engine.RealEngine // traces the programs
+	// Predictor (model, openai) predicts from the exact training text of
+	// the cut trajectory; without it, Engine's backends predict from the
+	// true history of stops (real, cwm).
+	Predictor engine.Predictor
+	Engine    engine.Engine
+	K         int // exact match@k with this many samples (temperature 0.6, top-p 0.95); 0: off
+	Progress  func(done, total int)
+}
+
+func (o *NextStateOptions) defaults() {
+	if o.N <= 0 {
+		o.N = 800
+	}
+	if len(o.Horizons) == 0 {
+		o.Horizons = []int{0, 1, 2, 4, 8, 16}
+	}
+	if o.PerTrace <= 0 {
+		o.PerTrace = 4
+	}
+	if o.MaxPasses <= 0 {
+		o.MaxPasses = 10
+	}
+	if o.Sampler.MaxSteps == 0 {
+		o.Sampler = dataset.DefaultSamplerConfig
+		// Trajectories start at the entry, so every engine (and the
+		// real engine's replay) can follow them.
+		o.Sampler.DeepEntryProb = 0
+	}
+}
+
+// AllActions lists the eight actions in SPEC order.
+func AllActions() []string {
+	var out []string
+	for _, a := range append(append([]debugger.Action(nil), debugger.ForwardActions...), debugger.InverseActions...) {
+		out = append(out, string(a))
+	}
+	return out
+}
+
+// CollectExamples traces the programs and samples trajectories (the
+// training policy, SPEC 4) until every action has opts.N cut points, one
+// per action and trajectory, or opts.MaxPasses passes are done; then the
+// horizon examples. The same programs and seed give the same examples.
+func CollectExamples(ctx context.Context, progs []NamedProgram, opts NextStateOptions) ([]*Example, error) {
+	opts.defaults()
+	if opts.Real == nil {
+		return nil, errors.New("eval: next-state needs a real engine to trace the programs")
+	}
+	need := map[string]int{}
+	for _, a := range AllActions() {
+		need[a] = opts.N
+	}
+	horizonLeft := opts.HorizonN
+	traces := map[int]*tracer.Trace{}
+	failed := map[int]bool{}
+	var out []*Example
+	group := 0
+	full := func() bool {
+		for _, n := range need {
+			if n > 0 {
+				return false
+			}
+		}
+		return horizonLeft <= 0
+	}
+	for pass := 0; pass < opts.MaxPasses && !full(); pass++ {
+		order := rand.New(rand.NewPCG(opts.Seed, uint64(pass))).Perm(len(progs))
+		for _, pi := range order {
+			if full() {
+				break
+			}
+			if failed[pi] {
+				continue
+			}
+			tr := traces[pi]
+			if tr == nil {
+				var err error
+				if tr, err = opts.Real.Trace(ctx, progs[pi].Program); err != nil {
+					if ctx.Err() != nil {
+						return nil, ctx.Err()
+					}
+					failed[pi] = true
+					continue
+				}
+				if len(tr.States) == 0 {
+					failed[pi] = true
+					continue
+				}
+				traces[pi] = tr
+			}
+			r := rand.New(rand.NewPCG(opts.Seed^0x9e3779b97f4a7c15, uint64(pass)<<32|uint64(pi)))
+			for range opts.PerTrace {
+				s, err := dataset.SampleTrajectory(r, tr, opts.Sampler)
+				if err != nil {
+					continue
+				}
+				group++
+				cuts := dataset.CutPoints(s.Trajectory)
+				for _, a := range AllActions() {
+					ks := cuts[a]
+					if len(ks) == 0 || need[a] <= 0 {
+						continue
+					}
+					need[a]--
+					out = append(out, &Example{Program: progs[pi].ID, Action: a, Inverse: s.Trajectory.Inverse(),
+						Cut: ks[r.IntN(len(ks))], Traj: s.Trajectory, group: group, trace: tr})
+				}
+			}
+			if horizonLeft > 0 {
+				if ex := horizonExample(r, tr, opts.Horizons); ex != nil {
+					group++
+					ex.Program, ex.group, ex.trace = progs[pi].ID, group, tr
+					out = append(out, ex)
+					horizonLeft--
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("eval: no example could be drawn from the programs (did they all fail to trace?)")
+	}
+	return out, nil
+}
+
+// jumps are the final actions of horizon examples.
+var jumps = []debugger.Action{debugger.StepReturn, debugger.Breakpoint, debugger.Continue, debugger.InvStepCall}
+
+// horizonExample walks h step actions (policy B's step_into/step_over, or
+// their inverses) from the start, then takes one jump, and records the
+// fraction of the trace's states the jump skips. nil if the walk ends
+// before the jump.
+func horizonExample(r *rand.Rand, tr *tracer.Trace, horizons []int) *Example {
+	h := horizons[r.IntN(len(horizons))]
+	jump := jumps[r.IntN(len(jumps))]
+	inverse := jump.Inverse()
+	tree := debugger.NewTree(tr)
+	b := format.NewBuilder(inverse)
+	t := &format.Trajectory{Source: tr.Source}
+	pos := debugger.Initial(tr)
+	if inverse {
+		pos = debugger.InverseInitial(tr)
+	}
+	f, err := frameAt(tree, b, pos, "")
+	if err != nil {
+		return nil
+	}
+	t.Frames = append(t.Frames, f)
+	var positions []debugger.Pos
+	positions = append(positions, pos)
+	for i := 0; i <= h; i++ {
+		cmd := debugger.Command{Action: debugger.StepInto}
+		if r.IntN(2) == 1 {
+			cmd.Action = debugger.StepOver
+		}
+		if inverse {
+			cmd.Action = map[debugger.Action]debugger.Action{debugger.StepInto: debugger.InvStepInto, debugger.StepOver: debugger.InvStepOver}[cmd.Action]
+		}
+		if i == h {
+			cmd = debugger.Command{Action: jump}
+			if jump == debugger.Breakpoint {
+				lines := debugger.BreakpointLines(tr.Source)
+				if len(lines) == 0 {
+					return nil
+				}
+				cmd.Src = debugger.SourceLines(tr.Source)[lines[r.IntN(len(lines))]-1]
+			}
+		}
+		next := tree.Apply(pos, cmd)
+		if f, err = frameAt(tree, b, next, cmd.Action); err != nil {
+			return nil
+		}
+		t.Frames = append(t.Frames, f)
+		t.Steps = append(t.Steps, format.Step{Action: cmd.Action, Src: cmd.Src})
+		positions = append(positions, next)
+		if i < h && f.Kind.IsExit() {
+			return nil
+		}
+		if i == h {
+			skipped := next.Index - pos.Index
+			if skipped < 0 {
+				skipped = -skipped
+			}
+			frac := float64(skipped-1) / float64(len(tr.States))
+			frac = min(max(frac, 0), 1)
+			return &Example{Action: string(jump), Inverse: inverse, Cut: h, Traj: t, Horizon: true, Steps: h,
+				Skipped: frac, pos: positions}
+		}
+		pos = next
+	}
+	return nil
+}
+
+// frameAt is the frame showing position p (as the sampler writes it).
+func frameAt(tree *debugger.Tree, b *format.Builder, p debugger.Pos, via debugger.Action) (format.Frame, error) {
+	t := tree.T
+	if p.Index < 0 || p.Index >= len(t.States) {
+		k, err := exitKind(tree.Kind(p))
+		if err != nil {
+			return format.Frame{}, err
+		}
+		return b.Exit(k), nil
+	}
+	st, _ := tree.State(p)
+	st.Event = t.States[p.Index].Event
+	return b.Frame(st, p.LineCall, via)
+}
+
+func exitKind(kind string) (format.Kind, error) {
+	switch kind {
+	case "exit_normal":
+		return format.ExitNormal, nil
+	case "exit_error":
+		return format.ExitError, nil
+	case "exit_never":
+		return format.ExitNever, nil
+	case debugger.ExitInvEntry:
+		return format.InvExitEntry, nil
+	}
+	return "", fmt.Errorf("eval: %q is not an exit", kind)
+}
+
+// NextStateReport holds the scores of a run.
+type NextStateReport struct {
+	Engine    string            `json:"engine"`
+	PerAction map[string]*Score `json:"-"`
+	Forward   *Score            `json:"-"`
+	Inverse   *Score            `json:"-"`
+	// Horizon: by jump action, scores per bin of the fraction of states
+	// skipped (10 bins of 0.1) and per number of inserted steps.
+	HorizonBins  map[string][]*Score `json:"-"`
+	HorizonSteps map[string]map[int]*Score `json:"-"`
+	Dropped      int     `json:"dropped"` // examples the engine's route could not follow
+	Errors       int     `json:"errors"`  // predictions that failed (counted as wrong)
+	K            int     `json:"k,omitempty"`
+	Seconds      float64 `json:"seconds"`
+	Examples     int     `json:"examples"`
+}
+
+// HorizonBinCount is the number of bins of the horizon curves.
+const HorizonBinCount = 10
+
+// RunNextState predicts every example and scores it.
+func RunNextState(ctx context.Context, exs []*Example, opts NextStateOptions) (*NextStateReport, error) {
+	opts.defaults()
+	if opts.Predictor == nil && opts.Engine == nil {
+		return nil, errors.New("eval: next-state needs a predictor or an engine")
+	}
+	start := time.Now()
+	rep := &NextStateReport{PerAction: map[string]*Score{}, Forward: &Score{}, Inverse: &Score{},
+		HorizonBins: map[string][]*Score{}, HorizonSteps: map[string]map[int]*Score{}, K: opts.K, Examples: len(exs)}
+	if opts.Engine != nil {
+		rep.Engine = opts.Engine.Name()
+	}
+	// Run each trajectory's examples together, in order: consecutive
+	// prompts then share their prefix and the predictor's cache.
+	order := append([]*Example(nil), exs...)
+	sort.SliceStable(order, func(i, j int) bool {
+		if order[i].group != order[j].group {
+			return order[i].group < order[j].group
+		}
+		return order[i].Cut < order[j].Cut
+	})
+	backends := map[*tracer.Trace]debugger.Backend{}
+	for i, ex := range order {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		want := ex.Traj.Frames[ex.Cut+1]
+		var pred format.Frame
+		var err error
+		anyExact := false
+		if opts.Predictor != nil {
+			pred, anyExact, err = predictByPrompt(ctx, opts, ex, want, uint64(i))
+		} else {
+			pred, err = predictByBackend(ctx, opts, ex, backends)
+			if errors.Is(err, errNoReplay) {
+				rep.Dropped++
+				continue
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			rep.Errors++
+			pred = format.Frame{} // wrong in every field
+		}
+		m := CompareFrames(pred, want)
+		if ex.Horizon {
+			bins := rep.HorizonBins[ex.Action]
+			if bins == nil {
+				for range HorizonBinCount {
+					bins = append(bins, &Score{})
+				}
+				rep.HorizonBins[ex.Action] = bins
+			}
+			bin := min(int(ex.Skipped*HorizonBinCount), HorizonBinCount-1)
+			bins[bin].Add(m)
+			if rep.HorizonSteps[ex.Action] == nil {
+				rep.HorizonSteps[ex.Action] = map[int]*Score{}
+			}
+			s := rep.HorizonSteps[ex.Action][ex.Steps]
+			if s == nil {
+				s = &Score{}
+				rep.HorizonSteps[ex.Action][ex.Steps] = s
+			}
+			s.Add(m)
+			if opts.K > 1 && opts.Predictor != nil {
+				bins[bin].AddK(anyExact)
+				s.AddK(anyExact)
+			}
+		} else {
+			s := rep.PerAction[ex.Action]
+			if s == nil {
+				s = &Score{}
+				rep.PerAction[ex.Action] = s
+			}
+			s.Add(m)
+			if opts.K > 1 && opts.Predictor != nil {
+				s.AddK(anyExact)
+			}
+		}
+		if opts.Progress != nil {
+			opts.Progress(i+1, len(order))
+		}
+	}
+	for a, s := range rep.PerAction {
+		if debugger.Action(a).Inverse() {
+			rep.Inverse.Merge(s)
+		} else {
+			rep.Forward.Merge(s)
+		}
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	return rep, nil
+}
+
+// predictByPrompt sends the exact training text of the cut trajectory.
+func predictByPrompt(ctx context.Context, opts NextStateOptions, ex *Example, want format.Frame, n uint64) (format.Frame, bool, error) {
+	prompt, err := format.Prompt(ex.Traj, ex.Cut)
+	if err != nil {
+		return format.Frame{}, false, err
+	}
+	outs, err := opts.Predictor.Predict(ctx, prompt, 1, engine.Draw{})
+	if err != nil {
+		return format.Frame{}, false, err
+	}
+	if len(outs) == 0 {
+		return format.Frame{}, false, errors.New("the predictor returned nothing")
+	}
+	pred, perr := parsePredicted(outs[0], ex.Inverse)
+	anyExact := false
+	if opts.K > 1 {
+		draw := engine.Draw{Temperature: 0.6, TopP: 0.95, Seed: opts.Seed*7919 + n + 1}
+		samples, err := opts.Predictor.Predict(ctx, prompt, opts.K, draw)
+		if err != nil {
+			return pred, false, err
+		}
+		for _, s := range samples {
+			if f, err := parsePredicted(s, ex.Inverse); err == nil && CompareFrames(f, want).Exact {
+				anyExact = true
+				break
+			}
+		}
+	}
+	if perr != nil {
+		return format.Frame{}, anyExact, perr
+	}
+	return pred, anyExact, nil
+}
+
+var errNoReplay = errors.New("the trajectory does not replay on the tree")
+
+// predictByBackend asks the engine's backend, given the true history of
+// stops, for the stop after the cut's action, and writes it as a frame.
+func predictByBackend(ctx context.Context, opts NextStateOptions, ex *Example, backends map[*tracer.Trace]debugger.Backend) (format.Frame, error) {
+	tree := debugger.NewTree(ex.trace)
+	if ex.pos == nil {
+		pos, ok := replay(tree, ex.Traj)
+		if !ok {
+			return format.Frame{}, errNoReplay
+		}
+		ex.pos = pos
+	}
+	b := backends[ex.trace]
+	if b == nil {
+		var err error
+		prog := tracer.Program{Source: ex.trace.Source}
+		// A call program's trace holds WrapCall's text: take it apart so
+		// the engine wraps it again identically.
+		const marker = "\n\ndef main():\n    return "
+		if i := strings.LastIndex(prog.Source, marker); i >= 0 && ex.trace.States[0].Function == "main" {
+			prog = tracer.Program{Source: prog.Source[:i], Call: strings.TrimSuffix(prog.Source[i+len(marker):], "\n")}
+		}
+		if b, err = opts.Engine.Open(ctx, prog); err != nil {
+			return format.Frame{}, err
+		}
+		backends[ex.trace] = b
+	}
+	var hist []debugger.Step
+	for k := 0; k <= ex.Cut; k++ {
+		var cmd debugger.Command
+		if k > 0 {
+			s := ex.Traj.Steps[k-1]
+			cmd = debugger.Command{Action: s.Action, Src: s.Src}
+		}
+		hist = append(hist, debugger.Step{Command: cmd, Stop: debugger.StopAt(tree, ex.pos[k])})
+	}
+	step := ex.Traj.Steps[ex.Cut]
+	st, err := b.Next(ctx, hist, debugger.Command{Action: step.Action, Src: step.Src})
+	if err != nil {
+		return format.Frame{}, err
+	}
+	// The frame the prediction shows, after the true frames before it.
+	bl := format.NewBuilder(ex.Inverse)
+	for k := 0; k <= ex.Cut; k++ {
+		var via debugger.Action
+		if k > 0 {
+			via = ex.Traj.Steps[k-1].Action
+		}
+		if _, err := frameAt(tree, bl, ex.pos[k], via); err != nil {
+			return format.Frame{}, err
+		}
+	}
+	if st.IsExit() {
+		k, err := exitKind(map[string]string{tracer.ExitNormal: "exit_normal", tracer.ExitError: "exit_error",
+			tracer.ExitNever: "exit_never", debugger.ExitInvEntry: debugger.ExitInvEntry}[st.Exit])
+		if err != nil {
+			return format.Frame{}, err
+		}
+		return bl.Exit(k), nil
+	}
+	s := st.State
+	lineCall := s.Event == debugger.KindInvLineCall
+	if lineCall {
+		s.Event = tracer.EventLine
+	}
+	return bl.Frame(s, lineCall, step.Action)
+}
+
+// replay finds the positions of t's frames by applying its steps on the
+// tree from the start; false if they differ from its frames.
+func replay(tree *debugger.Tree, t *format.Trajectory) ([]debugger.Pos, bool) {
+	p := debugger.Initial(tree.T)
+	if t.Inverse() {
+		p = debugger.InverseInitial(tree.T)
+	}
+	b := format.NewBuilder(t.Inverse())
+	pos := []debugger.Pos{p}
+	f, err := frameAt(tree, b, p, "")
+	if err != nil || format.FrameText(f) != format.FrameText(t.Frames[0]) {
+		return nil, false
+	}
+	for k, s := range t.Steps {
+		p = tree.Apply(p, debugger.Command{Action: s.Action, Src: s.Src})
+		f, err := frameAt(tree, b, p, s.Action)
+		if err != nil || format.FrameText(f) != format.FrameText(t.Frames[k+1]) {
+			return nil, false
+		}
+		pos = append(pos, p)
+	}
+	return pos, true
+}

@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# gpu_recipe.sh: train ndb's network on one GPU for a fixed wall-clock budget
+# while the machine's CPU cores generate fresh trajectories, and leave the
+# exported model (BF16 by default, files of at most 15 MiB) in $OUT.
+#
+#   torch/gpu_recipe.sh --prepare (--model M.model | --tokenizer TOK.json)   # here: fills torch/.carry
+#   torch/gpu_recipe.sh [--minutes 8] [--config small] ...                  # there: the run
+#   torch/gpu_recipe.sh --dry-run                                            # here: CPU, tiny budget
+#
+# With the `device` tool: run(command="torch/gpu_recipe.sh", carry=["torch/.carry"], timeout_s=600).
+# docs/scaleout.md says how to import and evaluate the result here.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CARRY="$ROOT/torch/.carry"
+MODE=run
+MODEL="" TOKENIZER="" DATA_DIR="${NDB_DATA_DIR:-$ROOT/../shared/data}"
+MINUTES=8 CONFIG=small BATCH=64 SEQ=512 LR=3e-3 MIN_LR=3e-4 WARMUP=200
+DEVICE=auto EXPORT_DTYPE=bf16 SHARD_MB=15 COMPILE=1
+SOURCES="synthetic,mbppplus"          # round r uses source r mod the list
+FIRST_ROUND_S=40 ROUND_S=60 GEN_WORKERS="" EVAL_EVERY=250 REFRESH_EVERY=200
+WORK="${NDB_RECIPE_WORK:-/tmp/ndb-gpu-recipe}"
+OUT_DIR="${OUT:-}"
+
+usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --prepare) MODE=prepare ;;
+    --dry-run) MODE=dry ;;
+    --model) MODEL="$2"; shift ;;
+    --tokenizer) TOKENIZER="$2"; shift ;;
+    --data-dir) DATA_DIR="$2"; shift ;;
+    --carry) CARRY="$2"; shift ;;
+    --minutes) MINUTES="$2"; shift ;;
+    --config) CONFIG="$2"; shift ;;
+    --batch) BATCH="$2"; shift ;;
+    --seq) SEQ="$2"; shift ;;
+    --lr) LR="$2"; shift ;;
+    --min-lr) MIN_LR="$2"; shift ;;
+    --warmup) WARMUP="$2"; shift ;;
+    --device) DEVICE="$2"; shift ;;
+    --export-dtype) EXPORT_DTYPE="$2"; shift ;;
+    --no-compile) COMPILE=0 ;;
+    --sources) SOURCES="$2"; shift ;;
+    --first-round-seconds) FIRST_ROUND_S="$2"; shift ;;
+    --round-seconds) ROUND_S="$2"; shift ;;
+    --gen-workers) GEN_WORKERS="$2"; shift ;;
+    --eval-every) EVAL_EVERY="$2"; shift ;;
+    --refresh-every) REFRESH_EVERY="$2"; shift ;;
+    --work) WORK="$2"; shift ;;
+    --out) OUT_DIR="$2"; shift ;;
+    -h|--help) usage 0 ;;
+    *) echo "gpu_recipe: unknown argument $1" >&2; usage 2 ;;
+  esac
+  shift
+done
+log() { echo "gpu_recipe: $(date -u +%H:%M:%S) $*" >&2; }
+
+# prepare: what travels (about 20 MB): a static Linux x86-64 ndb (pure Go, no
+# OpenBLAS needed there), the tokenizer (ndb format + HF template), and the
+# two data files `ndb gen` reads (CruxEval for de-duplication, MBPP+).
+prepare() {
+  local carry="$1"
+  [ -n "$MODEL$TOKENIZER" ] || { echo "gpu_recipe: --prepare needs --model M.model or --tokenizer TOK.json (the CPU model's tokenizer, so the two models compare)" >&2; exit 2; }
+  mkdir -p "$carry/data"
+  log "building a static linux/amd64 ndb into $carry"
+  (cd "$ROOT" && CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -o "$carry/ndb" ./cmd/ndb)
+  if [ -n "$MODEL" ]; then
+    (cd "$ROOT" && go run ./torch/carryprep --model "$(realpath "$MODEL")" --out "$carry")
+  else
+    (cd "$ROOT" && go run ./torch/carryprep --tokenizer "$(realpath "$TOKENIZER")" --out "$carry")
+  fi
+  for f in cruxeval.jsonl mbppplus.json; do
+    cp "$DATA_DIR/$f" "$carry/data/$f"
+  done
+  du -sh "$carry" >&2
+}
+
+# gen_round R SECONDS DIR: one round of `ndb gen` (source and seed from R),
+# stopped after SECONDS; complete shards stay (ndb gen writes each shard
+# atomically), so the round is packed as it is.
+gen_round() {
+  local r="$1" secs="$2" dir="$3"
+  local IFS=, srcs
+  read -r -a srcs <<< "$SOURCES"
+  local src="${srcs[$((r % ${#srcs[@]}))]}"
+  # TERM, not INT: background jobs of a script start with SIGINT ignored.
+  timeout "$secs" "$CARRY/ndb" gen --source "$src" --n 100000000 --seed $((1000 + r)) --out "$dir" \
+    --workers "$GEN_WORKERS" --shard-units 32 --data-dir "$CARRY/data" --quiet >/dev/null 2>"$dir.log" &
+  local pid=$!
+  echo "$pid" > "$WORK/gen.pid"
+  wait "$pid" || true
+  ls "$dir"/*.jsonl >/dev/null 2>&1
+}
+
+# pack_round DIR PACKDIR: tokenize a round into PACKDIR (written under a
+# dot-name, then renamed: the trainer only sees complete folders).
+pack_round() {
+  local dir="$1" pack="$2" tmp
+  tmp="$(dirname "$pack")/.tmp-$(basename "$pack")"
+  rm -rf "$tmp"
+  "$CARRY/ndb" pack --data "$dir" --tokenizer "$CARRY/tokenizer.ndb.json" --out "$tmp" >"$tmp.log" 2>&1 && mv "$tmp" "$pack"
+}
+
+run_recipe() {
+  [ -x "$CARRY/ndb" ] && [ -f "$CARRY/tokenizer.ndb.json" ] && [ -d "$CARRY/template" ] || {
+    echo "gpu_recipe: $CARRY is not prepared: run torch/gpu_recipe.sh --prepare --model M.model here first" >&2; exit 2; }
+  [ -n "$OUT_DIR" ] || { echo "gpu_recipe: no \$OUT (or --out DIR)" >&2; exit 2; }
+  local py; py="$(command -v python3)"
+  local t0; t0=$(date +%s)
+  local cores; cores=$(nproc)
+  [ -n "$GEN_WORKERS" ] || GEN_WORKERS=$(( cores > 4 ? cores - 3 : 1 ))  # leave cores to the trainer
+  rm -rf "$WORK"; mkdir -p "$WORK/gen" "$WORK/watch" "$OUT_DIR"
+  log "$(uname -m), $cores cores, $("$py" -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else "")')"
+  log "round 0: generating for ${FIRST_ROUND_S}s with $GEN_WORKERS workers"
+  gen_round 0 "$FIRST_ROUND_S" "$WORK/gen/r0000" || { echo "gpu_recipe: round 0 produced no shard; see $WORK/gen/r0000.log:" >&2; cat "$WORK/gen/r0000.log" >&2; exit 1; }
+  pack_round "$WORK/gen/r0000" "$WORK/first" || { cat "$WORK/.tmp-first.log" >&2; exit 1; }
+  log "round 0 packed: $(grep -h -E '"(train|val)_tokens"' "$WORK/first/meta.json" | tr -d ' \n')"
+
+  # Generator loop in the background: round r, pack, publish, next round,
+  # until the trainer is done (stop file).
+  (
+    r=1
+    while [ ! -e "$WORK/stop" ]; do
+      d=$(printf "%s/gen/r%04d" "$WORK" "$r")
+      if gen_round "$r" "$ROUND_S" "$d"; then
+        pack_round "$d" "$(printf "%s/watch/r%04d" "$WORK" "$r")" || true
+      fi
+      rm -rf "$d"   # the packed tokens are all the trainer needs; keep the disk free
+      r=$((r + 1))
+    done
+  ) &
+  local gen_pid=$!
+
+  local budget; budget=$(awk -v m="$MINUTES" 'BEGIN { print int(m * 60) }')
+  local args=(train --data "$WORK/first" --watch "$WORK/watch" --refresh-every "$REFRESH_EVERY"
+    --out "$WORK/run" --hf-template "$CARRY/template" --export-dir "$WORK/export"
+    --export-dtype "$EXPORT_DTYPE" --shard-mb "$SHARD_MB" --config "$CONFIG" --time "$budget"
+    --batch "$BATCH" --seq "$SEQ" --lr "$LR" --min-lr "$MIN_LR" --warmup "$WARMUP"
+    --eval-every "$EVAL_EVERY" --eval-windows 64 --save-every 0 --device "$DEVICE")
+  [ "$COMPILE" = 1 ] && args+=(--compile)
+  log "training $CONFIG for ${budget}s on $DEVICE"
+  local rc=0
+  (cd "$ROOT/torch" && PYTHONUNBUFFERED=1 "$py" -m ndb_torch "${args[@]}") || rc=$?
+  # Stop the generator: no new round, and the running `timeout ndb gen`
+  # (its PID in gen.pid) ends now; timeout passes TERM on to ndb gen.
+  touch "$WORK/stop"
+  [ -f "$WORK/gen.pid" ] && kill -TERM "$(cat "$WORK/gen.pid")" 2>/dev/null || true
+  wait "$gen_pid" 2>/dev/null || true
+  [ "$rc" = 0 ] || { echo "gpu_recipe: the trainer failed ($rc)" >&2; exit "$rc"; }
+
+  # $OUT: at most 8 files of 16 MiB come back. The weights, config.json,
+  # tokenizer.json (ndb import needs it) and the index go to $OUT/model; the
+  # other tokenizer files are the template's, restored here from torch/.carry.
+  mkdir -p "$OUT_DIR/model"
+  cp "$WORK/export"/config.json "$WORK/export"/tokenizer.json "$WORK/export"/*.safetensors "$OUT_DIR/model/"
+  [ -f "$WORK/export/model.safetensors.index.json" ] && cp "$WORK/export/model.safetensors.index.json" "$OUT_DIR/model/"
+  cp "$WORK/run/log.jsonl" "$OUT_DIR/log.jsonl"
+  "$py" - "$WORK" "$OUT_DIR/summary.json" "$t0" <<'EOF'
+import json, os, sys, time
+work, out, t0 = sys.argv[1], sys.argv[2], float(sys.argv[3])
+recs = [json.loads(l) for l in open(os.path.join(work, "run", "log.jsonl")) if l.strip()]
+vals = [r for r in recs if "val_loss" in r]
+info = json.load(open(os.path.join(work, "export", "ndb_torch.json")))
+watch = [d for d in os.listdir(os.path.join(work, "watch")) if not d.startswith(".")]
+def tokens(d):
+    m = json.load(open(os.path.join(d, "meta.json")))
+    return m["train_tokens"]
+gen_tokens = tokens(os.path.join(work, "first")) + sum(tokens(os.path.join(work, "watch", d)) for d in watch)
+s = {"steps": info["step"], "tokens_trained": info["tokens"], "options": info["options"], "torch": info["torch_version"],
+     "final_loss": recs[-1]["loss"] if recs else None, "tokens_per_s": recs[-1]["tokens_per_s"] if recs else None,
+     "val_loss": vals[-1]["val_loss"] if vals else None, "train_s": recs[-1]["elapsed_s"] if recs else None,
+     "rounds_packed": 1 + len(watch), "train_tokens_generated": gen_tokens, "wall_s": time.time() - t0}
+try:
+    import torch
+    s["gpu"] = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+except Exception:
+    pass
+json.dump(s, open(out, "w"), indent=2)
+print(json.dumps(s))
+EOF
+  local n; n=$(find "$OUT_DIR" -type f | wc -l)
+  local big; big=$(find "$OUT_DIR" -type f -size +16M | wc -l)
+  ls -la "$OUT_DIR" "$OUT_DIR/model" >&2
+  if [ "$n" -gt 8 ] || [ "$big" -gt 0 ]; then
+    echo "gpu_recipe: \$OUT holds $n files ($big over 16 MiB): more than comes back; use a smaller --config or --export-dtype bf16" >&2
+    exit 1
+  fi
+  log "done in $(( $(date +%s) - t0 ))s: $OUT_DIR"
+}
+
+case "$MODE" in
+  prepare) prepare "$CARRY" ;;
+  run) run_recipe ;;
+  dry)
+    # The whole recipe on this machine's CPU with a tiny budget: prepare into
+    # a scratch carry (a small tokenizer trained on a quick synthetic round
+    # unless --model/--tokenizer is given), run, import the result with ndb.
+    DRY="${NDB_RECIPE_DRY:-/tmp/ndb-gpu-recipe-dry}"
+    rm -rf "$DRY"; mkdir -p "$DRY"
+    CARRY="$DRY/carry"
+    if [ -z "$MODEL$TOKENIZER" ]; then
+      (cd "$ROOT" && go build -o "$DRY/ndb-host" ./cmd/ndb)
+      "$DRY/ndb-host" gen --source synthetic --n 300 --seed 1 --out "$DRY/tokdata" --workers 2 --quiet --data-dir "$DATA_DIR" >/dev/null
+      "$DRY/ndb-host" tokenizer train --data "$DRY/tokdata" --vocab 512 --out "$DRY/tok.json" >/dev/null
+      TOKENIZER="$DRY/tok.json"
+    fi
+    prepare "$CARRY"
+    OUT_DIR="$DRY/out" WORK="$DRY/work"
+    MINUTES=0.5 CONFIG=tiny BATCH=8 SEQ=128 WARMUP=20 DEVICE=cpu COMPILE=0
+    FIRST_ROUND_S=5 ROUND_S=5 GEN_WORKERS=1 EVAL_EVERY=50 REFRESH_EVERY=20 SHARD_MB=0.1
+    run_recipe
+    "$CARRY/ndb" import --hf "$OUT_DIR/model" --out "$DRY/imported.model"
+    log "dry run passed: $DRY/imported.model"
+    ;;
+esac

@@ -1,0 +1,135 @@
+"""`ndb pack` output and the Go trainer's batch sampling (docs/training.md).
+
+Training windows: step s, row b starts at splitmix64(seed, s*B + b + 1) % (N - T)
+of train.bin (N tokens); the window is train[off : off+T+1], inputs its first
+T ids, targets its last T. Validation windows: offsets 0, T, 2T, ... while a
+whole window fits, at most eval_windows of them (0: all).
+"""
+import json
+import os
+
+import numpy as np
+
+PACK_FORMAT = "ndb-packed-v1"
+M64 = (1 << 64) - 1
+
+
+def splitmix64(seed, k):
+    """splitmix64 is the k-th output (k >= 1) of SplitMix64 seeded with seed."""
+    z = (seed + k * 0x9E3779B97F4A7C15) & M64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+    return z ^ (z >> 31)
+
+
+def batch_offsets(seed, step, batch, seq, n, rows=None):
+    """batch_offsets: the window starts of training step `step` (rows: the
+    subset of 0..batch-1 this process trains, default all)."""
+    if n < seq + 1:
+        raise ValueError("%d training tokens cannot fill one window of %d" % (n, seq + 1))
+    span = n - seq
+    rows = range(batch) if rows is None else rows
+    return [splitmix64(seed, step * batch + b + 1) % span for b in rows]
+
+
+def val_offsets(n, seq, max_windows):
+    """val_offsets: starts 0, T, 2T, ... while a window of T+1 fits (at most max_windows, 0: all)."""
+    offs = []
+    off = 0
+    while off + seq + 1 <= n:
+        if max_windows > 0 and len(offs) == max_windows:
+            break
+        offs.append(off)
+        off += seq
+    return offs
+
+
+def windows(tokens, offs, seq):
+    """windows returns (inputs, targets), int64 arrays (len(offs), seq)."""
+    idx = np.asarray(offs, dtype=np.int64)[:, None] + np.arange(seq + 1, dtype=np.int64)[None, :]
+    w = tokens[idx].astype(np.int64)
+    return w[:, :-1], w[:, 1:]
+
+
+class Packed(object):
+    """Packed is one folder written by `ndb pack`: meta, train and val ids."""
+
+    def __init__(self, path):
+        self.path = path
+        try:
+            with open(os.path.join(path, "meta.json")) as f:
+                self.meta = json.load(f)
+        except (OSError, ValueError) as e:
+            raise ValueError("packed data %s: meta.json: %s" % (path, e))
+        if self.meta.get("format") != PACK_FORMAT:
+            raise ValueError("packed data %s: format %r, want %r" % (path, self.meta.get("format"), PACK_FORMAT))
+        if self.meta.get("dtype", "uint32le") != "uint32le":
+            raise ValueError("packed data %s: dtype %r, want uint32le" % (path, self.meta.get("dtype")))
+        self.vocab_size = int(self.meta["vocab_size"])
+        self.train = self._read("train.bin", self.meta["train_tokens"])
+        self.val = self._read("val.bin", self.meta["val_tokens"])
+
+    def _read(self, name, want):
+        p = os.path.join(self.path, name)
+        size = os.path.getsize(p)
+        if size != 4 * int(want):
+            raise ValueError("packed data: %s has %d bytes, meta.json says %d tokens" % (p, size, want))
+        ids = np.fromfile(p, dtype="<u4")
+        if ids.size and int(ids.max()) >= self.vocab_size:
+            bad = int(np.argmax(ids >= self.vocab_size))
+            raise ValueError("packed data: %s: token %d at %d outside the vocabulary (%d)"
+                             % (p, int(ids[bad]), bad, self.vocab_size))
+        return ids
+
+
+class TrainData(object):
+    """TrainData is the token stream trained on: one packed folder, plus
+    (watch mode) the folders that appear under a watch directory while the
+    run goes on, concatenated in name order. The validation set is the first
+    folder's val.bin only, so validation losses stay comparable."""
+
+    def __init__(self, first, watch_dir=None, loaded=()):
+        self.parts = [Packed(first)]
+        self.meta = self.parts[0].meta
+        self.watch_dir = watch_dir
+        self.val = self.parts[0].val
+        self._rebuild()
+        for name in loaded:
+            self._add(os.path.join(watch_dir, name))
+        if loaded:
+            self._rebuild()
+
+    @property
+    def loaded(self):
+        """loaded names the watch folders in use, in order (saved in checkpoints)."""
+        return [os.path.basename(p.path) for p in self.parts[1:]]
+
+    def _rebuild(self):
+        self.train = self.parts[0].train if len(self.parts) == 1 else np.concatenate([p.train for p in self.parts])
+
+    def _add(self, path):
+        p = Packed(path)
+        if p.meta.get("tokenizer_sha256") != self.meta.get("tokenizer_sha256"):
+            raise ValueError("packed data %s was made with another tokenizer than %s" % (path, self.parts[0].path))
+        self.parts.append(p)
+
+    def ready(self):
+        """ready lists the complete folders under the watch dir (name order)."""
+        if not self.watch_dir or not os.path.isdir(self.watch_dir):
+            return []
+        names = sorted(n for n in os.listdir(self.watch_dir)
+                       if not n.startswith(".") and os.path.exists(os.path.join(self.watch_dir, n, "meta.json")))
+        return names
+
+    def grow(self, count):
+        """grow loads the first `count` ready folders not loaded yet; returns how many it added."""
+        names = self.ready()[:count]
+        have = set(self.loaded)
+        added = 0
+        for n in names:
+            if n not in have:
+                self._add(os.path.join(self.watch_dir, n))
+                added += 1
+        if added:
+            self._rebuild()
+        return added
