@@ -339,6 +339,14 @@ func (c *conn) onSetBreakpoints(r *godap.SetBreakpointsRequest) error {
 		}
 	}
 	out := make([]godap.Breakpoint, len(lines))
+	if p := r.Arguments.Source.Path; c.sess != nil && p != "" && !samePath(p, c.args.Program) {
+		// ndb debugs one file: breakpoints elsewhere never hit.
+		for i, l := range lines {
+			out[i] = godap.Breakpoint{Line: l, Source: &r.Arguments.Source, Message: "ndb debugs only " + c.args.Program}
+		}
+		c.send(&godap.SetBreakpointsResponse{Response: c.response(r), Body: godap.SetBreakpointsResponseBody{Breakpoints: out}})
+		return nil
+	}
 	if c.sess == nil {
 		c.pending = map[int]bool{}
 	} else {
@@ -365,6 +373,12 @@ func (c *conn) onSetBreakpoints(r *godap.SetBreakpointsRequest) error {
 	}
 	c.send(&godap.SetBreakpointsResponse{Response: c.response(r), Body: godap.SetBreakpointsResponseBody{Breakpoints: out}})
 	return nil
+}
+
+func samePath(a, b string) bool {
+	a, errA := filepath.Abs(a)
+	b, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && filepath.Clean(a) == filepath.Clean(b)
 }
 
 func (c *conn) onConfigurationDone(ctx context.Context, r *godap.ConfigurationDoneRequest) error {
@@ -628,41 +642,6 @@ func (c *conn) onEvaluate(ctx context.Context, r *godap.EvaluateRequest) error {
 
 // neuralCommand runs a console command; ok is false when expr is none.
 func (c *conn) neuralCommand(ctx context.Context, expr string) (result string, moved, ok bool, err error) {
-	word, rest, _ := strings.Cut(expr, " ")
-	switch word {
-	case "back":
-		if _, did := c.sess.Back(); !did {
-			return "", false, true, errors.New("back: at the start")
-		}
-		return "undid the last step", true, true, nil
-	case "resample":
-		if _, err := engine.Resample(ctx, c.sess); err != nil {
-			return "", false, true, err
-		}
-		return "drew another prediction", true, true, nil
-	case "set":
-		name, value, found := strings.Cut(rest, "=")
-		if !found {
-			return "", false, true, errors.New("usage: set NAME = VALUE")
-		}
-		if _, err := engine.SetLocal(c.sess, name, value); err != nil {
-			return "", false, true, err
-		}
-		return strings.TrimSpace(name) + " = " + strings.TrimSpace(value), true, true, nil
-	case "verify":
-		v, err := engine.Verify(ctx, c.sess, c.srv.reg.Real())
-		if err != nil {
-			return "", false, true, err
-		}
-		if len(v.Divergences) == 0 {
-			return fmt.Sprintf("all %d stops match the real program", v.Steps), false, true, nil
-		}
-		var b strings.Builder
-		fmt.Fprintf(&b, "%d divergences in %d stops (first at step %d):", len(v.Divergences), v.Steps, v.FirstStep)
-		for _, d := range v.Divergences {
-			b.WriteString("\n  " + d.String())
-		}
-		return b.String(), false, true, nil
-	}
-	return "", false, false, nil
+	res, ok, err := engine.RunCommand(ctx, c.sess, c.srv.reg.Real(), expr)
+	return res.Message, res.Moved, ok, err
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -18,9 +19,31 @@ import (
 	"ndb/engine"
 )
 
+// failer is the part of testing.T a client needs; goFailer implements it
+// for clients on other goroutines.
+type failer interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+// goFailer records a failure and ends the calling goroutine.
+type goFailer struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (g *goFailer) Helper() {}
+
+func (g *goFailer) Fatalf(format string, args ...any) {
+	g.mu.Lock()
+	g.msgs = append(g.msgs, fmt.Sprintf(format, args...))
+	g.mu.Unlock()
+	runtime.Goexit()
+}
+
 // client is a typed DAP client over a real connection.
 type client struct {
-	t    *testing.T
+	t    failer
 	conn net.Conn
 	r    *bufio.Reader
 	seq  int
@@ -35,7 +58,7 @@ func (c *client) send(command string, args any) int {
 	}
 	b, _ := json.Marshal(m)
 	if err := godap.WriteBaseMessage(c.conn, b); err != nil {
-		c.t.Fatal(err)
+		c.t.Fatalf("%v", err)
 	}
 	return c.seq
 }
@@ -200,6 +223,11 @@ func TestRealEngineSession(t *testing.T) {
 		"breakpoints": []map[string]any{{"line": 2}, {"line": 4}}}).(*godap.SetBreakpointsResponse)
 	if len(bp.Body.Breakpoints) != 2 || !bp.Body.Breakpoints[0].Verified || bp.Body.Breakpoints[1].Verified {
 		t.Fatalf("breakpoints %+v (line 4 is blank)", bp.Body.Breakpoints)
+	}
+	other := c.ok("setBreakpoints", map[string]any{"source": map[string]any{"path": "/elsewhere/other.py"},
+		"lines": []int{2}}).(*godap.SetBreakpointsResponse)
+	if len(other.Body.Breakpoints) != 1 || other.Body.Breakpoints[0].Verified {
+		t.Errorf("a breakpoint in another file must be unverified: %+v", other.Body.Breakpoints)
 	}
 	c.ok("setExceptionBreakpoints", map[string]any{"filters": []string{}})
 	c.ok("configurationDone", nil)
@@ -397,4 +425,67 @@ func TestStdioPipe(t *testing.T) {
 		t.Error(err)
 	}
 	b.Close()
+}
+
+// TestFiftyConcurrentConnections: 50 DAP clients at once on one loopback
+// server, each running the real engine to a breakpoint and to the end.
+func TestFiftyConcurrentConnections(t *testing.T) {
+	if testing.Short() {
+		t.Skip("50 sessions")
+	}
+	srv := NewServer(sharedReal(), nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addrc := make(chan net.Addr, 1)
+	go srv.Listen(ctx, "127.0.0.1:0", false, func(a net.Addr) { addrc <- a })
+	addr := (<-addrc).String()
+	const n = 50
+	var wg sync.WaitGroup
+	errs := make(chan string, 4*n)
+	start := time.Now()
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				errs <- err.Error()
+				return
+			}
+			defer conn.Close()
+			// t.Fatal cannot run off the test goroutine: record failures
+			// and report them here.
+			sub := &goFailer{}
+			c := &client{t: sub, conn: conn, r: bufio.NewReader(conn)}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				c.ok("initialize", map[string]any{"adapterID": "ndb"})
+				c.ok("launch", map[string]any{"program": program(t), "engine": "real", "call": fmt.Sprintf("f('x', %d)", i%5+1)})
+				c.ok("setBreakpoints", map[string]any{"source": map[string]any{"path": program(t)}, "lines": []int{15}})
+				c.ok("configurationDone", nil)
+				c.waitEvent("stopped")
+				if l := c.locals(1); l["t"] != fmt.Sprint(map[int]int{1: 0, 2: 1, 3: 5, 4: 14, 5: 30}[i%5+1]) {
+					errs <- fmt.Sprintf("client %d: locals %v", i, l)
+				}
+				c.ok("continue", map[string]any{"threadId": 1})
+				c.waitEvent("terminated")
+				c.ok("disconnect", nil)
+			}()
+			select {
+			case <-done:
+			case <-time.After(60 * time.Second):
+				errs <- fmt.Sprintf("client %d: timed out", i)
+			}
+			for _, m := range sub.msgs {
+				errs <- fmt.Sprintf("client %d: %s", i, m)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	t.Logf("%d concurrent DAP sessions in %v", n, time.Since(start))
 }

@@ -178,8 +178,20 @@ func NewReal(opts Options) *RealEngine {
 // Name is "real".
 func (e *RealEngine) Name() string { return Real }
 
-// Trace runs p under the tracer's limits on a pooled worker.
+// Trace runs p under the tracer's limits on a pooled worker. A failure of
+// ndb's own (a worker that died) is retried once on a fresh worker:
+// what the program itself does is reported in the trace, not as an error.
 func (e *RealEngine) Trace(ctx context.Context, p Program) (*tracer.Trace, error) {
+	tr, err := e.traceOnce(ctx, p)
+	if err != nil && ctx.Err() == nil && !errors.Is(err, errClosed) {
+		tr, err = e.traceOnce(ctx, p)
+	}
+	return tr, err
+}
+
+var errClosed = errors.New("engine: closed")
+
+func (e *RealEngine) traceOnce(ctx context.Context, p Program) (*tracer.Trace, error) {
 	var t *tracer.Tracer
 	select {
 	case t = <-e.idle:
@@ -195,11 +207,11 @@ func (e *RealEngine) Trace(ctx context.Context, p Program) (*tracer.Trace, error
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-e.done:
-			return nil, errors.New("engine: closed")
+			return nil, errClosed
 		}
 	}
 	tr, err := t.Trace(ctx, p)
-	if err != nil && ctx.Err() == nil {
+	if err != nil {
 		// The worker may be dead: replace it rather than pool it.
 		t.Close()
 		e.slot <- struct{}{}
@@ -211,7 +223,7 @@ func (e *RealEngine) Trace(ctx context.Context, p Program) (*tracer.Trace, error
 	default:
 		e.idle <- t
 	}
-	return tr, err
+	return tr, nil
 }
 
 // Open traces p and returns a backend over its trace.

@@ -125,60 +125,80 @@ func TestNeuralPlacesFramesLikeTheRealEngine(t *testing.T) {
 		{"raises.py", "g([1, 3])", []cmdCase{cS, cS, cS, cS, cS, cS, cS, cS, cS, cS, cS, cS, cS, cS, cS, cS, cS, cS, cN, cN, cC}},
 		{"calls.py", "f('ab', 2)", []cmdCase{cC}},
 	}
-	ctx := context.Background()
 	for _, tc := range cases {
-		t.Run(tc.file+"/"+tc.call, func(t *testing.T) {
-			p := readProgram(t, tc.file, tc.call)
-			rb, err := testReal(t).Open(ctx, p)
-			if err != nil {
+		t.Run(tc.file+"/"+tc.call, func(t *testing.T) { lockstep(t, tc.file, tc.call, tc.cmds) })
+	}
+}
+
+// lockstep runs cmds on a real and a neural session (oracle predictor)
+// and requires equal stops; it returns the oracle (its prompts).
+func lockstep(t *testing.T, file, call string, cmds []cmdCase) *oracle {
+	t.Helper()
+	ctx := context.Background()
+	p := readProgram(t, file, call)
+	rb, err := testReal(t).Open(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := debugger.NewSession(ctx, rb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	or := &oracle{}
+	nb, err := NewNeural(p, or, Draw{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, err := debugger.NewSession(ctx, nb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds := Compare(0, ns.Current(), rs.Current()); len(ds) > 0 {
+		t.Fatalf("start differs: %v", ds)
+	}
+	if nb.Source() != rb.Source() {
+		t.Fatalf("source differs:\n%q\n%q", nb.Source(), rb.Source())
+	}
+	for i, c := range cmds {
+		if c.brk > 0 {
+			if err := rs.SetBreak(c.brk); err != nil {
 				t.Fatal(err)
 			}
-			rs, err := debugger.NewSession(ctx, rb)
-			if err != nil {
+			if err := ns.SetBreak(c.brk); err != nil {
 				t.Fatal(err)
 			}
-			or := &oracle{}
-			nb, err := NewNeural(p, or, Draw{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ns, err := debugger.NewSession(ctx, nb)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ds := Compare(0, ns.Current(), rs.Current()); len(ds) > 0 {
-				t.Fatalf("start differs: %v", ds)
-			}
-			if nb.Source() != rb.Source() {
-				t.Fatalf("source differs:\n%q\n%q", nb.Source(), rb.Source())
-			}
-			for i, c := range tc.cmds {
-				if c.brk > 0 {
-					if err := rs.SetBreak(c.brk); err != nil {
-						t.Fatal(err)
-					}
-					if err := ns.SetBreak(c.brk); err != nil {
-						t.Fatal(err)
-					}
-				}
-				before := len(rs.History())
-				want, rerr := rs.Do(ctx, c.cmd)
-				h := rs.History()
-				for k := before; k < len(h); k++ {
-					or.queue = append(or.queue, frameFor(t, h[k-1].Stop, h[k].Stop, h[k].Command.Action))
-				}
-				got, nerr := ns.Do(ctx, c.cmd)
-				if (rerr == nil) != (nerr == nil) {
-					t.Fatalf("command %d (%s): real err %v, neural err %v", i, c.name, rerr, nerr)
-				}
-				if ds := Compare(i+1, got, want); len(ds) > 0 {
-					t.Fatalf("command %d (%s): predicted %+v\nreal %+v\n%v", i, c.name, got, want, ds)
-				}
-				if len(or.queue) != 0 {
-					t.Fatalf("command %d (%s): %d answers left unused", i, c.name, len(or.queue))
-				}
-			}
-		})
+		}
+		before := len(rs.History())
+		want, rerr := rs.Do(ctx, c.cmd)
+		h := rs.History()
+		for k := before; k < len(h); k++ {
+			or.queue = append(or.queue, frameFor(t, h[k-1].Stop, h[k].Stop, h[k].Command.Action))
+		}
+		got, nerr := ns.Do(ctx, c.cmd)
+		if (rerr == nil) != (nerr == nil) {
+			t.Fatalf("command %d (%s): real err %v, neural err %v", i, c.name, rerr, nerr)
+		}
+		if ds := Compare(i+1, got, want); len(ds) > 0 {
+			t.Fatalf("command %d (%s): predicted %+v\nreal %+v\n%v", i, c.name, got, want, ds)
+		}
+		if len(or.queue) != 0 {
+			t.Fatalf("command %d (%s): %d answers left unused", i, c.name, len(or.queue))
+		}
+	}
+	return or
+}
+
+// TestTimeTravelKeepsTheContext: forwards, back, forwards again: the last
+// prompt holds the forward history up to the state stepped back to.
+func TestTimeTravelKeepsTheContext(t *testing.T) {
+	or := lockstep(t, "calls.py", "f('ab', 3)", []cmdCase{cS, cS, cS, cN, cN, cRN, cN})
+	last := or.prompts[len(or.prompts)-1]
+	want := "<|step_into|><|frame_sep|><|line_sep|>"
+	if strings.Count(last, "<|frame_sep|>") != 6 || !strings.Contains(last, want) || strings.Contains(last, "inv_") {
+		t.Errorf("last prompt\n%s", last)
+	}
+	if !strings.HasSuffix(last, "<|src_sep|>    out = s * 2<|action_sep|><|step_over|><|frame_sep|>") {
+		t.Errorf("last prompt does not continue from the state stepped back to:\n%s", last)
 	}
 }
 

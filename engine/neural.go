@@ -282,9 +282,39 @@ func stepOf(c debugger.Command, st debugger.Stop) (format.Step, bool) {
 }
 
 // segment is the context of a prediction in one direction: the longest
-// tail of hist whose steps the format can write in that direction, at most
-// maxContextFrames stops.
+// tail of hist whose steps the format can write in that direction. When
+// the tail starts at a stop the history had already visited in that
+// direction (time travel: forwards, back, forwards again), the context
+// before that visit is joined on. At most maxContextFrames stops are kept;
+// first is the history index of the first stop, -1 when older ones were
+// dropped.
 func segment(hist []debugger.Step, inverse bool) (stops []debugger.Stop, steps []format.Step, first int) {
+	stops, steps, first = tail(hist, inverse)
+	for depth := 0; first > 0 && depth < 8; depth++ {
+		anchor := hist[first].Stop
+		j := first - 1
+		for j >= 0 && !sameStop(hist[j].Stop, anchor) {
+			j--
+		}
+		if j < 0 {
+			break
+		}
+		more, moreSteps, f := tail(hist[:j+1], inverse)
+		if len(more) < 2 {
+			break
+		}
+		stops = append(more, stops[1:]...)
+		steps = append(moreSteps, steps...)
+		first = f
+	}
+	if n := len(stops); n > maxContextFrames {
+		stops, steps, first = stops[n-maxContextFrames:], steps[n-maxContextFrames:], -1
+	}
+	return stops, steps, first
+}
+
+// tail is the longest tail of hist whose steps go in one direction.
+func tail(hist []debugger.Step, inverse bool) (stops []debugger.Stop, steps []format.Step, first int) {
 	n := len(hist)
 	i := n - 1
 	for i > 0 && n-i < maxContextFrames {
@@ -304,6 +334,23 @@ func segment(hist []debugger.Step, inverse bool) (stops []debugger.Stop, steps [
 		}
 	}
 	return stops, steps, i
+}
+
+// sameStop reports whether two stops show the same state.
+func sameStop(a, b debugger.Stop) bool {
+	if a.Index >= 0 && b.Index >= 0 {
+		return a.Index == b.Index && a.Event == b.Event
+	}
+	if a.Event != b.Event || a.Lineno != b.Lineno || a.Function != b.Function || a.Depth != b.Depth ||
+		a.Src != b.Src || a.Arg != b.Arg || len(a.Locals) != len(b.Locals) || a.IsExit() || b.IsExit() {
+		return false
+	}
+	for i := range a.Locals {
+		if a.Locals[i] != b.Locals[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // stateOf is the tracer state a stop shows, and whether it is the

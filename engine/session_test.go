@@ -220,3 +220,34 @@ func TestOpenAIEngineEndToEnd(t *testing.T) {
 		t.Errorf("prompts %q", prompts)
 	}
 }
+
+func TestRunCommand(t *testing.T) {
+	ctx := context.Background()
+	p := readProgram(t, "fib.py", "fib(2)")
+	nb, _ := NewNeural(p, scripted(fibLine), Draw{})
+	s, _ := debugger.NewSession(ctx, nb)
+	if _, ok, _ := RunCommand(ctx, s, testReal(t), "step"); ok {
+		t.Error("step is not a neural command")
+	}
+	if _, ok, err := RunCommand(ctx, s, testReal(t), "back"); !ok || err == nil {
+		t.Error("back at the start must fail")
+	}
+	s.Do(ctx, debugger.Command{Action: debugger.StepInto})
+	res, ok, err := RunCommand(ctx, s, testReal(t), "verify")
+	if !ok || err != nil || res.Verification == nil || res.Message != "all 2 stops match the real program" {
+		t.Errorf("verify: %+v %v", res, err)
+	}
+	if res, _, err := RunCommand(ctx, s, testReal(t), "set n = 9"); err != nil || !res.Moved {
+		t.Errorf("set adds a local main lacks: %+v %v", res, err)
+	}
+	res, _, err = RunCommand(ctx, s, testReal(t), "verify")
+	if err != nil || !strings.Contains(res.Message, "locals.n: predicted 9, real (none)") {
+		t.Errorf("verify after set: %q %v", res.Message, err)
+	}
+	if res, _, err := RunCommand(ctx, s, testReal(t), "set n"); err == nil {
+		t.Errorf("set without = : %+v", res)
+	}
+	if res, _, err := RunCommand(ctx, s, testReal(t), "back"); err != nil || !res.Moved {
+		t.Errorf("back: %+v %v", res, err)
+	}
+}

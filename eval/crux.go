@@ -96,52 +96,51 @@ type CruxOptions struct {
 
 // CruxResult is one item's outcome.
 type CruxResult struct {
-	ID      string `json:"id"`
-	Answer  string `json:"answer"`            // the prediction: a repr (output) or argument text (input)
-	Pass    bool   `json:"pass"`              // assert f(INPUT) == OUTPUT holds with the answer
-	Exact   bool   `json:"exact"`             // the answer is the data set's value
-	Literal bool   `json:"literal"`           // the answer is made of Python literals
-	Error   string `json:"error,omitempty"`   // why there is no answer, or why the check failed
-	Stop    string `json:"stop,omitempty"`    // what the engine's last stop was (event and line)
-	Src     string `json:"bp_src,omitempty"`  // breakpoint: the line set
-	Leaked  bool   `json:"bp_from_trace,omitempty"` // breakpoint: f has several returns, the line came from the trace
+	ID      string  `json:"id"`
+	Answer  string  `json:"answer"`                  // the prediction: a repr (output) or argument text (input)
+	Pass    bool    `json:"pass"`                    // assert f(INPUT) == OUTPUT holds with the answer
+	Exact   bool    `json:"exact"`                   // the answer is the data set's value
+	Literal bool    `json:"literal"`                 // the answer is made of Python literals
+	Error   string  `json:"error,omitempty"`         // why there is no answer, or why the check failed
+	Stop    string  `json:"stop,omitempty"`          // what the engine's last stop was (event and line)
+	Src     string  `json:"bp_src,omitempty"`        // breakpoint: the line set
+	Leaked  bool    `json:"bp_from_trace,omitempty"` // breakpoint: f has several return statements (or none): the line is the one the real run returned from
 	Seconds float64 `json:"seconds"`
 	// Test-time scaling (K > 1).
 	Candidates   []string `json:"candidates,omitempty"`
 	CandPass     []bool   `json:"candidates_pass,omitempty"`
 	MajorityPass bool     `json:"majority_pass,omitempty"`
 	SCPass       bool     `json:"sc_pass,omitempty"`
-	SCChosen     int      `json:"sc_chosen,omitempty"` // index of the self-consistent choice; -1 if none was consistent
+	SCChosen     *int     `json:"sc_chosen,omitempty"` // index of the self-consistent candidate; -1 if none was consistent
 }
 
 // CruxReport sums a run up.
 type CruxReport struct {
-	Task       string  `json:"task"`
-	Action     string  `json:"action"`
-	Engine     string  `json:"engine"`
-	N          int     `json:"n"`
-	PassAt1    float64 `json:"pass@1"`      // percent
-	ExactMatch float64 `json:"exact_match"` // percent
-	Literal    float64 `json:"literal"`     // percent of answers that are literals
-	Errors     int     `json:"errors"`      // items without an answer
-	Leaked     int     `json:"bp_from_trace,omitempty"`
-	K          int     `json:"k,omitempty"`
-	PassAtK    float64 `json:"pass@k,omitempty"`
-	Majority   float64 `json:"majority@k,omitempty"`
-	SelfCons   float64 `json:"self_consistency@k,omitempty"`
-	Seconds    float64 `json:"seconds"`
+	Task       string       `json:"task"`
+	Action     string       `json:"action"`
+	Engine     string       `json:"engine"`
+	N          int          `json:"n"`
+	PassAt1    float64      `json:"pass@1"`      // percent
+	ExactMatch float64      `json:"exact_match"` // percent
+	Literal    float64      `json:"literal"`     // percent of answers that are literals
+	Errors     int          `json:"errors"`      // items without an answer
+	Leaked     int          `json:"bp_from_trace,omitempty"`
+	K          int          `json:"k,omitempty"`
+	PassAtK    float64      `json:"pass@k,omitempty"`
+	Majority   float64      `json:"majority@k,omitempty"`
+	SelfCons   float64      `json:"self_consistency@k,omitempty"`
+	Seconds    float64      `json:"seconds"`
 	Results    []CruxResult `json:"-"`
 }
 
 // cruxCase is an item with its true context states.
 type cruxCase struct {
-	item    CruxItem
-	call    string
-	hist    []debugger.Step // output task: main's call, main's line, f's call
-	ret     debugger.Stop   // f's return state
-	bpSrc   string
-	leaked  bool
-	callSrc string
+	item   CruxItem
+	call   string
+	hist   []debugger.Step // output task: main's call, main's line, f's call
+	ret    debugger.Stop   // f's return state
+	bpSrc  string
+	leaked bool
 }
 
 // RunCruxEval predicts every item with opts.Engine, scores the answers and
@@ -207,7 +206,7 @@ func RunCruxEval(ctx context.Context, items []CruxItem, opts CruxOptions) (*Crux
 				if err != nil && ctx.Err() != nil {
 					return nil, ctx.Err()
 				}
-				res.SCChosen = sc
+				res.SCChosen = &sc
 				for _, cj := range cands {
 					jobOf[i].cands = append(jobOf[i].cands, len(jobs))
 					jobs = append(jobs, cj)
@@ -255,7 +254,10 @@ func RunCruxEval(ctx context.Context, items []CruxItem, opts CruxOptions) (*Crux
 			}
 			m := majority(keys)
 			res.MajorityPass = res.CandPass[m]
-			choice := res.SCChosen
+			choice := -1
+			if res.SCChosen != nil {
+				choice = *res.SCChosen
+			}
 			if choice < 0 || choice >= len(keys) {
 				choice = m
 			}
@@ -320,7 +322,6 @@ func prepareCase(ctx context.Context, real *engine.RealEngine, it CruxItem) (*cr
 	if fc.Event != tracer.EventCall || fc.Function != CruxFunc || fc.Depth != 1 {
 		return nil, fmt.Errorf("two step_into from main's call reach %s %s, not the call of %s", fc.Event, fc.Function, CruxFunc)
 	}
-	c.callSrc = fc.Src
 	rp := tree.Apply(p, debugger.Command{Action: debugger.StepReturn})
 	c.ret = debugger.StopAt(tree, rp)
 	if c.ret.Event != tracer.EventReturn || c.ret.Function != CruxFunc || c.ret.Depth != 1 {
@@ -402,6 +403,9 @@ func predictCase(ctx context.Context, opts CruxOptions, c *cruxCase) (ScoreJob, 
 		}
 		return job, describeStop(st), nil
 	}
+	if _, ok := b.(*engine.CWM); ok {
+		return predictBySession(ctx, opts, c, b, job)
+	}
 	hist := append([]debugger.Step(nil), c.hist...)
 	cmd := debugger.Command{Action: debugger.StepReturn}
 	if opts.Action == debugger.Breakpoint {
@@ -417,18 +421,57 @@ func predictCase(ctx context.Context, opts CruxOptions, c *cruxCase) (ScoreJob, 
 		// a deeper call first: continue to the breakpoint until the stop is
 		// in the outer call (at most a few times).
 		depth := c.hist[2].Stop.Depth
-		for range 8 {
-			if st.IsExit() || st.Depth == depth && st.Event == tracer.EventReturn {
+		for range 6 {
+			var next debugger.Command
+			switch {
+			case st.IsExit() || st.Depth < depth || st.Event != tracer.EventLine && st.Event != tracer.EventReturn:
+			case st.Depth > depth: // inside a deeper (recursive) call
+				next = debugger.Command{Action: debugger.Breakpoint, Src: c.bpSrc}
+			case st.Event == tracer.EventLine && cmd.Action == debugger.Breakpoint:
+				next = debugger.Command{Action: debugger.StepReturn}
+			}
+			if next.Action == "" {
 				break
 			}
 			hist = append(hist, debugger.Step{Command: cmd, Stop: st})
-			cmd = debugger.Command{Action: debugger.Breakpoint, Src: c.bpSrc}
-			if st.Depth <= depth && st.Event == tracer.EventLine {
-				cmd = debugger.Command{Action: debugger.StepReturn}
-			}
+			cmd = next
 			if st, err = b.Next(ctx, hist, cmd); err != nil {
 				return job, "", err
 			}
+		}
+	}
+	if st.Event != tracer.EventReturn {
+		return job, describeStop(st), fmt.Errorf("%s reached %s, not a return", opts.Action, describeStop(st))
+	}
+	job.Pred = st.Arg
+	return job, describeStop(st), nil
+}
+
+// predictBySession drives a backend that only continues its own rollout
+// (cwm: CWM's format traces frame by frame from the entry, as CWM's own
+// CruxEval baseline does): from the start, step_into twice to f's call,
+// then the output action, each stop predicted.
+func predictBySession(ctx context.Context, opts CruxOptions, c *cruxCase, b debugger.Backend, job ScoreJob) (ScoreJob, string, error) {
+	s, err := debugger.NewSession(ctx, b)
+	if err != nil {
+		return job, "", err
+	}
+	cmds := []debugger.Command{{Action: debugger.StepInto}, {Action: debugger.StepInto}, {Action: debugger.StepReturn}}
+	if opts.Action == debugger.Breakpoint {
+		cmds[2] = debugger.Command{Action: debugger.Breakpoint, Src: c.bpSrc}
+	}
+	var st debugger.Stop
+	for i, cmd := range cmds {
+		if st, err = s.Do(ctx, cmd); err != nil {
+			return job, describeStop(st), err
+		}
+		if i == 2 && opts.Action == debugger.Breakpoint && st.Event == tracer.EventLine {
+			if st, err = s.Do(ctx, debugger.Command{Action: debugger.StepReturn}); err != nil {
+				return job, describeStop(st), err
+			}
+		}
+		if st.IsExit() {
+			break
 		}
 	}
 	if st.Event != tracer.EventReturn {

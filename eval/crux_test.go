@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -162,5 +164,114 @@ func TestReturnLines(t *testing.T) {
 	}
 	if got := returnLines(src, 99); got != nil {
 		t.Errorf("out of range: %q", got)
+	}
+}
+
+// scriptedPredictor answers like a model that knows f(x) = x + 1 forwards
+// but guesses inputs: greedy input 40, samples 40, 41, 40. Prompts are
+// recorded.
+type scriptedPredictor struct{ prompts []string }
+
+var localX = regexp.MustCompile(`<\|call_sep\|><\|src_sep\|>def f\(x\):<\|arg_sep\|>\{"x": "(-?\d+)"\}`)
+
+func (p *scriptedPredictor) Predict(ctx context.Context, prompt string, k int, d engine.Draw) ([]string, error) {
+	p.prompts = append(p.prompts, prompt)
+	if strings.HasSuffix(prompt, "<|inv_step_call|><|frame_sep|>") {
+		if d.Temperature == 0 {
+			return []string{`<|inv_call_sep|><|src_sep|>def f(x):<|arg_sep|>{"x": "40"}<|action_sep|>`}, nil
+		}
+		var out []string
+		for i := range k {
+			v := []string{"40", "41", "40"}[i%3]
+			out = append(out, `<|inv_call_sep|><|src_sep|>def f(x):<|arg_sep|>{"x": "`+v+`"}<|action_sep|>`)
+		}
+		return out, nil
+	}
+	m := localX.FindAllStringSubmatch(prompt, -1)
+	if len(m) == 0 {
+		return []string{"<|exit_error|><|trace_end|><|end_of_text|>"}, nil
+	}
+	n, _ := strconv.Atoi(m[len(m)-1][1])
+	return []string{`<|return_sep|><|src_sep|>    return x + 1<|arg_sep|>"` + strconv.Itoa(n+1) + `"<|action_sep|>`}, nil
+}
+
+// TestPromptsAndTestTimeScaling: the model sees the true context (f's call
+// with its arguments for output, f's return without the call in the source
+// for input), and test-time scaling picks by vote and by self-consistency.
+func TestPromptsAndTestTimeScaling(t *testing.T) {
+	items := []CruxItem{{ID: "plus1", Code: "def f(x):\n    return x + 1\n", Input: "41", Output: "42"}}
+	pred := &scriptedPredictor{}
+	eng := engine.NewNeuralEngine(engine.Model, pred, engine.Draw{}, false)
+	real := engine.NewReal(engine.Options{Workers: 1})
+	defer real.Close()
+	sc := newScorer(t)
+	ctx := context.Background()
+
+	rep, err := RunCruxEval(ctx, items, CruxOptions{Task: TaskOutput, Engine: eng, Real: real, Scorer: sc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.PassAt1 != 100 || rep.ExactMatch != 100 {
+		t.Errorf("output: %+v", rep.Results[0])
+	}
+	want := "<|trace_context_start|>def f(x):\n    return x + 1\n\n\ndef main():\n    return f(41)\n" +
+		`<|frame_sep|><|call_sep|><|src_sep|>def main():<|arg_sep|>{}<|action_sep|><|step_into|>` +
+		`<|frame_sep|><|line_sep|><|arg_sep|>{}<|src_sep|>    return f(41)<|action_sep|><|step_into|>` +
+		`<|frame_sep|><|call_sep|><|src_sep|>def f(x):<|arg_sep|>{"x": "41"}<|action_sep|><|step_return|><|frame_sep|>`
+	if len(pred.prompts) != 1 || !strings.HasSuffix(pred.prompts[0], want) {
+		t.Errorf("output prompt %q\nwant suffix %q", pred.prompts, want)
+	}
+
+	pred.prompts = nil
+	rep, err = RunCruxEval(ctx, items, CruxOptions{Task: TaskInput, Engine: eng, Predictor: pred, Real: real, Scorer: sc, K: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Results[0]
+	if r.Pass || !r.Literal || r.Answer != "40" {
+		t.Errorf("greedy input: %+v", r)
+	}
+	if rep.PassAtK != 100 || rep.Majority != 0 || rep.SelfCons != 100 || r.SCChosen == nil || *r.SCChosen != 1 {
+		t.Errorf("test-time scaling: pass@k %.0f majority %.0f self-consistency %.0f (chosen %v), want 100 0 100 (1)", rep.PassAtK, rep.Majority, rep.SelfCons, r.SCChosen)
+	}
+	wantIn := "<|trace_context_start|>def f(x):\n    return x + 1\n<|frame_sep|><|inv_return_sep|><|src_sep|>    return x + 1<|arg_sep|>\"42\"<|action_sep|><|inv_step_call|><|frame_sep|>"
+	if !strings.HasSuffix(pred.prompts[0], wantIn) || strings.Contains(pred.prompts[0], "main") {
+		t.Errorf("input prompt %q\nwant suffix %q and no call of f", pred.prompts[0], wantIn)
+	}
+}
+
+// TestCWMEngineOutput: the cwm engine (CWM's own format, jumps rolled out
+// frame by frame) goes through the same harness.
+func TestCWMEngineOutput(t *testing.T) {
+	items := []CruxItem{{ID: "plus1", Code: "def f(x):\n    return x + 1\n", Input: "41", Output: "42"}}
+	var prompts []string
+	pred := engine.PredictorFunc(func(ctx context.Context, prompt string, k int, d engine.Draw) ([]string, error) {
+		prompts = append(prompts, prompt)
+		// A model that traces f(41) right, one CWM frame at a time.
+		for _, step := range [][2]string{
+			{"def main():<|frame_sep|>", `<|line_sep|>{}<|action_sep|>    return f(41)<|frame_sep|>`},
+			{"    return f(41)<|frame_sep|>", `<|call_sep|>{"x": "41"}<|action_sep|>def f(x):<|frame_sep|>`},
+			{"def f(x):<|frame_sep|>", `<|line_sep|>{"x": ".."}<|action_sep|>    return x + 1<|frame_sep|>`},
+			{"    return x + 1<|frame_sep|>", `<|return_sep|><|action_sep|>    return x + 1<|arg_sep|>"42"<|frame_sep|>`},
+		} {
+			if strings.HasSuffix(prompt, step[0]) {
+				return []string{step[1]}, nil
+			}
+		}
+		return []string{"<|end_of_text|>"}, nil
+	})
+	eng := engine.NewNeuralEngine(engine.CWMName, pred, engine.Draw{}, true)
+	real := engine.NewReal(engine.Options{Workers: 1})
+	defer real.Close()
+	sc := newScorer(t)
+	for _, a := range []debugger.Action{debugger.StepReturn, debugger.Breakpoint} {
+		prompts = nil
+		rep, err := RunCruxEval(context.Background(), items, CruxOptions{Task: TaskOutput, Action: a, Engine: eng, Real: real, Scorer: sc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.PassAt1 != 100 || len(prompts) < 4 || !strings.Contains(prompts[0], "# << START_OF_TRACE") {
+			t.Errorf("cwm %s: %+v prompts %q", a, rep.Results[0], prompts)
+		}
 	}
 }

@@ -64,7 +64,7 @@ type Example struct {
 	Steps   int
 	Skipped float64
 
-	group int          // trajectory number: examples of one trajectory run in order (prompt cache)
+	group int // trajectory number: examples of one trajectory run in order (prompt cache)
 	trace *tracer.Trace
 	pos   []debugger.Pos // positions of Traj.Frames (backend route)
 }
@@ -86,7 +86,13 @@ type NextStateOptions struct {
 	Predictor engine.Predictor
 	Engine    engine.Engine
 	K         int // exact match@k with this many samples (temperature 0.6, top-p 0.95); 0: off
-	Progress  func(done, total int)
+	// PDBSemantics makes the real engine answer through its pdb session
+	// semantics (debugger.TraceBackend.Next) instead of the SPEC's tree.
+	PDBSemantics bool
+	// ForwardOnly draws no inverse trajectories or jumps (engines whose
+	// format has no inverse: cwm).
+	ForwardOnly bool
+	Progress    func(done, total int)
 }
 
 func (o *NextStateOptions) defaults() {
@@ -107,6 +113,9 @@ func (o *NextStateOptions) defaults() {
 		// Trajectories start at the entry, so every engine (and the
 		// real engine's replay) can follow them.
 		o.Sampler.DeepEntryProb = 0
+	}
+	if o.ForwardOnly {
+		o.Sampler.InverseProb = 0
 	}
 }
 
@@ -130,7 +139,9 @@ func CollectExamples(ctx context.Context, progs []NamedProgram, opts NextStateOp
 	}
 	need := map[string]int{}
 	for _, a := range AllActions() {
-		need[a] = opts.N
+		if !opts.ForwardOnly || !debugger.Action(a).Inverse() {
+			need[a] = opts.N
+		}
 	}
 	horizonLeft := opts.HorizonN
 	traces := map[int]*tracer.Trace{}
@@ -189,7 +200,7 @@ func CollectExamples(ctx context.Context, progs []NamedProgram, opts NextStateOp
 				}
 			}
 			if horizonLeft > 0 {
-				if ex := horizonExample(r, tr, opts.Horizons); ex != nil {
+				if ex := horizonExample(r, tr, opts.Horizons, opts.ForwardOnly); ex != nil {
 					group++
 					ex.Program, ex.group, ex.trace = progs[pi].ID, group, tr
 					out = append(out, ex)
@@ -211,9 +222,13 @@ var jumps = []debugger.Action{debugger.StepReturn, debugger.Breakpoint, debugger
 // their inverses) from the start, then takes one jump, and records the
 // fraction of the trace's states the jump skips. nil if the walk ends
 // before the jump.
-func horizonExample(r *rand.Rand, tr *tracer.Trace, horizons []int) *Example {
+func horizonExample(r *rand.Rand, tr *tracer.Trace, horizons []int, forwardOnly bool) *Example {
 	h := horizons[r.IntN(len(horizons))]
-	jump := jumps[r.IntN(len(jumps))]
+	js := jumps
+	if forwardOnly {
+		js = jumps[:3]
+	}
+	jump := js[r.IntN(len(js))]
 	inverse := jump.Inverse()
 	tree := debugger.NewTree(tr)
 	b := format.NewBuilder(inverse)
@@ -309,14 +324,19 @@ type NextStateReport struct {
 	Inverse   *Score            `json:"-"`
 	// Horizon: by jump action, scores per bin of the fraction of states
 	// skipped (10 bins of 0.1) and per number of inserted steps.
-	HorizonBins  map[string][]*Score `json:"-"`
+	HorizonBins  map[string][]*Score       `json:"-"`
 	HorizonSteps map[string]map[int]*Score `json:"-"`
-	Dropped      int     `json:"dropped"` // examples the engine's route could not follow
-	Errors       int     `json:"errors"`  // predictions that failed (counted as wrong)
-	K            int     `json:"k,omitempty"`
-	Seconds      float64 `json:"seconds"`
-	Examples     int     `json:"examples"`
+	Dropped      int                       `json:"dropped"` // examples the engine's route could not follow
+	Errors       int                       `json:"errors"`  // predictions that failed (counted as wrong)
+	K            int                       `json:"k,omitempty"`
+	Seconds      float64                   `json:"seconds"`
+	Examples     int                       `json:"examples"`
 }
+
+// ErrCWMNextState says next-state exact match is not measured for the cwm
+// engine: its backend only continues its own rollout from the entry, so it
+// cannot be given the true history of a cut trajectory.
+var ErrCWMNextState = errors.New("eval: next-state is not measured for the cwm engine: its backend only continues its own frame-by-frame rollout, it cannot be teacher-forced with a true history (use cruxeval --task output)")
 
 // HorizonBinCount is the number of bins of the horizon curves.
 const HorizonBinCount = 10
@@ -326,6 +346,9 @@ func RunNextState(ctx context.Context, exs []*Example, opts NextStateOptions) (*
 	opts.defaults()
 	if opts.Predictor == nil && opts.Engine == nil {
 		return nil, errors.New("eval: next-state needs a predictor or an engine")
+	}
+	if opts.Predictor == nil && opts.Engine.Name() == engine.CWMName {
+		return nil, ErrCWMNextState
 	}
 	start := time.Now()
 	rep := &NextStateReport{PerAction: map[string]*Score{}, Forward: &Score{}, Inverse: &Score{},
@@ -489,9 +512,22 @@ func predictByBackend(ctx context.Context, opts NextStateOptions, ex *Example, b
 		hist = append(hist, debugger.Step{Command: cmd, Stop: debugger.StopAt(tree, ex.pos[k])})
 	}
 	step := ex.Traj.Steps[ex.Cut]
-	st, err := b.Next(ctx, hist, debugger.Command{Action: step.Action, Src: step.Src})
-	if err != nil {
-		return format.Frame{}, err
+	cmd := debugger.Command{Action: step.Action, Src: step.Src}
+	var st debugger.Stop
+	if tb, ok := b.(*debugger.TraceBackend); ok && !opts.PDBSemantics {
+		// The real engine's own trace, stepped by the SPEC's actions (the
+		// tree), as the data is: Next would answer pdb's commands, whose
+		// stepping through generators differs (bdb's rules).
+		p, ok := tb.PosOf(hist[len(hist)-1].Stop)
+		if !ok {
+			return format.Frame{}, errNoReplay
+		}
+		st = tb.StopAt(tb.Tree().Apply(p, cmd))
+	} else {
+		var err error
+		if st, err = b.Next(ctx, hist, cmd); err != nil {
+			return format.Frame{}, err
+		}
 	}
 	// The frame the prediction shows, after the true frames before it.
 	bl := format.NewBuilder(ex.Inverse)

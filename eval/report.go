@@ -181,7 +181,8 @@ func (r *NextStateReport) WritePlots(dir string) ([]string, error) {
 		p.Title.Text = "Horizon: exact match of the final jump (" + r.Engine + ")"
 		p.X.Label.Text = "fraction of the trace's states skipped"
 		p.Y.Label.Text = "exact match (%)"
-		p.Y.Min, p.Y.Max = 0, 100
+		p.Y.Min, p.Y.Max = 0, 100+10*float64(len(r.HorizonBins)+1)
+		p.Y.Tick.Marker = percentTicks{}
 		p.X.Min, p.X.Max = 0, 1
 		p.Legend.Top = true
 		for i, a := range SortedActions(r.HorizonBins) {
@@ -218,7 +219,9 @@ func groupedBars(title string, cats, series []string, vals [][]float64) *plot.Pl
 	p := plot.New()
 	p.Title.Text = title
 	p.Y.Label.Text = "%"
-	p.Y.Min, p.Y.Max = 0, 105
+	// Room above 100% for the legend.
+	p.Y.Min, p.Y.Max = 0, 100+10*float64(len(series)+1)
+	p.Y.Tick.Marker = percentTicks{}
 	w := vg.Points(float64(min(60, 300/max(1, len(cats)))) / float64(len(series)+1) * 1.6)
 	for i, name := range series {
 		bars, err := plotter.NewBarChart(plotter.Values(vals[i]), w)
@@ -268,4 +271,20 @@ func WriteCruxPlot(reps []*CruxReport, file string) error {
 	p := groupedBars("CruxEval", cats, []string{"pass@1", "exact match"}, vals)
 	p.Y.Label.Text = "%"
 	return p.Save(6*vg.Inch, 4*vg.Inch, file)
+}
+
+// percentTicks marks 0 to 100 only: the axis goes higher to leave room for
+// the legend.
+type percentTicks struct{}
+
+func (percentTicks) Ticks(min, max float64) []plot.Tick {
+	var out []plot.Tick
+	for v := 0.0; v <= 100 && v <= max; v += 10 {
+		t := plot.Tick{Value: v}
+		if int(v)%50 == 0 {
+			t.Label = fmt.Sprintf("%.0f", v)
+		}
+		out = append(out, t)
+	}
+	return out
 }

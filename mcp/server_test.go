@@ -27,6 +27,9 @@ var (
 func testRegistry() *engine.Registry {
 	regOnce.Do(func() {
 		pred := engine.PredictorFunc(func(ctx context.Context, prompt string, k int, d engine.Draw) ([]string, error) {
+			if strings.HasSuffix(prompt, "def main():<|arg_sep|>{}<|action_sep|><|step_into|><|frame_sep|>") {
+				return []string{`<|line_sep|><|arg_sep|>{}<|src_sep|>    return g(3)<|action_sep|>`}, nil
+			}
 			if strings.HasSuffix(prompt, "<|inv_step_call|><|frame_sep|>") {
 				return []string{`<|inv_call_sep|><|src_sep|>def f(s, n):<|arg_sep|>{"s": "'ab'", "n": "2"}<|action_sep|>`}, nil
 			}
@@ -217,7 +220,7 @@ func TestFiftyConcurrentSessions(t *testing.T) {
 			defer wg.Done()
 			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: ToolStart, Arguments: map[string]any{"program": code, "engine": "real", "call": fmt.Sprintf("g(%d)", i)}})
 			if err != nil || res.IsError {
-				errs <- fmt.Errorf("client %d start: %v %v", i, err, res)
+				errs <- fmt.Errorf("client %d start: %v %s", i, err, contentText(res))
 				return
 			}
 			var st Stop
@@ -273,5 +276,40 @@ func TestSessionsAreBounded(t *testing.T) {
 	}
 	if _, isErr := call(t, cs, ToolContext, map[string]any{"session": first.Session}, nil); !isErr {
 		t.Error("the least recently used session should be gone")
+	}
+}
+
+func contentText(res *sdk.CallToolResult) string {
+	if res == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func TestModelEngineSession(t *testing.T) {
+	cs := connect(t, NewServer(testRegistry(), "model").MCPServer())
+	code := "def g(k):\n    return k + 1\n"
+	var st Stop
+	mustCall(t, cs, ToolStart, map[string]any{"program": code, "call": "g(3)"}, &st)
+	if st.Event != "call" || st.Function != "main" {
+		t.Fatalf("start %+v", st)
+	}
+	text := mustCall(t, cs, ToolStep, map[string]any{"session": st.Session, "mode": "into"}, &st)
+	if st.Event != "line" || st.Line != 6 || st.Function != "main" || text != st.Session+" line main:6 `return g(3)`" {
+		t.Errorf("predicted step %+v %q", st, text)
+	}
+	var c Context
+	mustCall(t, cs, ToolContext, map[string]any{"session": st.Session}, &c)
+	if c.Engine != "model" || c.Location != "main:6" {
+		t.Errorf("context %+v", c)
+	}
+	if _, isErr := call(t, cs, ToolStep, map[string]any{"session": st.Session, "mode": "into"}, nil); !isErr {
+		t.Error("the scripted model has no answer here: a tool error")
 	}
 }

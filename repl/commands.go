@@ -304,6 +304,10 @@ func helpCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
 	if arg != "" {
 		c, ok := Lookup(arg)
 		if !ok {
+			if h, found := t.extraHelp(arg); found {
+				msg := strings.TrimSpace(h.Name+" "+h.Args) + "\n    " + h.Help
+				return Result{Message: msg, Data: map[string]any{"message": msg}}, nil
+			}
 			return Result{}, fmt.Errorf("no command %q", arg)
 		}
 		msg := c.Usage() + "\n    " + c.Help
@@ -313,6 +317,12 @@ func helpCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
 	b.WriteString("Commands (an empty line repeats the last one):\n")
 	for _, c := range Commands {
 		fmt.Fprintf(&b, "  %-28s %s\n", c.Usage(), firstSentence(c.Help))
+	}
+	if t.extra != nil {
+		b.WriteString("Commands of this engine:\n")
+		for _, h := range t.extra.Help {
+			fmt.Fprintf(&b, "  %-28s %s\n", strings.TrimSpace(h.Name+" "+h.Args), firstSentence(h.Help))
+		}
 	}
 	b.WriteString("Type help COMMAND for more.")
 	return Result{Message: b.String(), Data: map[string]any{"message": b.String()}}, nil
@@ -326,4 +336,15 @@ func firstSentence(s string) string {
 		return s[:i+1]
 	}
 	return s
+}
+
+func (t *Terminal) extraHelp(name string) (ExtraHelp, bool) {
+	if t.extra != nil {
+		for _, h := range t.extra.Help {
+			if h.Name == name {
+				return h, true
+			}
+		}
+	}
+	return ExtraHelp{}, false
 }

@@ -257,3 +257,39 @@ func FuzzExec(f *testing.F) {
 		}
 	})
 }
+
+func TestExtraCommands(t *testing.T) {
+	s := newSession(t, "")
+	var seen []string
+	extra := &Extra{
+		Help: []ExtraHelp{{Name: "back", Help: "Undo the last step."}},
+		Run: func(ctx context.Context, s *debugger.Session, line string) (string, bool, bool, error) {
+			seen = append(seen, line)
+			if line != "back" {
+				return "", false, false, nil
+			}
+			_, did := s.Back()
+			return "undid", did, true, nil
+		},
+	}
+	term := New(s, Options{Extra: extra})
+	ctx := context.Background()
+	start := s.Current()
+	if _, err := term.Exec(ctx, "n"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := term.Exec(ctx, "back")
+	if err != nil || !res.Moved || res.Stop.Index != start.Index {
+		t.Fatalf("back: moved=%v stop=%+v err=%v, want the start %d", res.Moved, res.Stop, err, start.Index)
+	}
+	if _, err := term.Exec(ctx, "nosuch"); err == nil || !strings.Contains(err.Error(), "unknown command") {
+		t.Fatalf("unknown command: err=%v", err)
+	}
+	help, err := term.Exec(ctx, "help back")
+	if err != nil || !strings.Contains(help.Message, "Undo the last step") {
+		t.Fatalf("help back: %q %v", help.Message, err)
+	}
+	if len(seen) != 2 {
+		t.Fatalf("extra handler saw %q, want back and nosuch", seen)
+	}
+}

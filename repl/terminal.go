@@ -20,7 +20,20 @@ type Options struct {
 	Name    string // the program's name in stop headers, e.g. prog.py
 	Color   bool   // ANSI highlighting of the current line and changed locals
 	Context int    // source lines shown above and below the current line (default 2)
+	Extra   *Extra // commands a front end adds, e.g. the neural session's back, resample, set, verify
 }
+
+// Extra is a set of commands beyond the table, run by a front end's own
+// handler (the neural session's commands live in package engine, which the
+// terminal does not import).
+type Extra struct {
+	Help []ExtraHelp
+	// Run runs line; ok is false when line is none of these commands.
+	Run func(ctx context.Context, s *debugger.Session, line string) (message string, moved, ok bool, err error)
+}
+
+// ExtraHelp is the help of one Extra command.
+type ExtraHelp struct{ Name, Args, Help string }
 
 // Terminal renders one Session as pdb does. It is not safe for concurrent use.
 type Terminal struct {
@@ -31,6 +44,7 @@ type Terminal struct {
 	listNext int            // next line for a repeated `list`, 0: around the current line
 	shown    *debugger.Stop // the stop shown before the current one
 	lastCmd  string
+	extra    *Extra
 }
 
 // New returns a terminal over s.
@@ -41,7 +55,7 @@ func New(s *debugger.Session, opts Options) *Terminal {
 	if opts.Context <= 0 {
 		opts.Context = 2
 	}
-	return &Terminal{s: s, name: opts.Name, color: opts.Color, context: opts.Context}
+	return &Terminal{s: s, name: opts.Name, color: opts.Color, context: opts.Context, extra: opts.Extra}
 }
 
 // Session is the session the terminal drives.
@@ -61,6 +75,18 @@ func (t *Terminal) Exec(ctx context.Context, line string) (Result, error) {
 	arg = strings.TrimSpace(arg)
 	c, ok := Lookup(name)
 	if !ok {
+		if t.extra != nil {
+			prev := t.s.Current()
+			msg, moved, handled, err := t.extra.Run(ctx, t.s, line)
+			if handled {
+				t.lastCmd = line
+				if err != nil || !moved {
+					return Result{Message: msg}, err
+				}
+				t.shown, t.listNext = &prev, 0
+				return Result{Moved: true, Stop: t.s.Current(), Message: msg}, nil
+			}
+		}
 		return Result{}, fmt.Errorf("unknown command %q (type help)", name)
 	}
 	t.lastCmd = line

@@ -84,9 +84,10 @@ gen_round() {
   local IFS=, srcs
   read -r -a srcs <<< "$SOURCES"
   local src="${srcs[$((r % ${#srcs[@]}))]}"
+  # --n is a ceiling (the round is timed); a far larger one makes ndb gen plan for long.
   # TERM, not INT: background jobs of a script start with SIGINT ignored.
-  timeout "$secs" "$CARRY/ndb" gen --source "$src" --n 100000000 --seed $((1000 + r)) --out "$dir" \
-    --workers "$GEN_WORKERS" --shard-units 32 --data-dir "$CARRY/data" --quiet >/dev/null 2>"$dir.log" &
+  timeout "$secs" "$CARRY/ndb" gen --source "$src" --n 5000000 --seed $((1000 + r)) --out "$dir" \
+    --workers "$GEN_WORKERS" --shard-units 32 --data-dir "$CARRY/data" --python "$PY" --quiet >/dev/null 2>"$dir.log" &
   local pid=$!
   echo "$pid" > "$WORK/gen.pid"
   wait "$pid" || true
@@ -106,7 +107,14 @@ run_recipe() {
   [ -x "$CARRY/ndb" ] && [ -f "$CARRY/tokenizer.ndb.json" ] && [ -d "$CARRY/template" ] || {
     echo "gpu_recipe: $CARRY is not prepared: run torch/gpu_recipe.sh --prepare --model M.model here first" >&2; exit 2; }
   [ -n "$OUT_DIR" ] || { echo "gpu_recipe: no \$OUT (or --out DIR)" >&2; exit 2; }
-  local py; py="$(command -v python3)"
+  # The Python with torch: $NDB_TORCH_PYTHON, else python3 if it has torch
+  # (the GPU machine's), else Debian's /usr/bin/python3. ndb gen traces with it too.
+  PY="${NDB_TORCH_PYTHON:-}"
+  if [ -z "$PY" ]; then
+    PY="$(command -v python3)"
+    "$PY" -c 'import torch' 2>/dev/null || PY=/usr/bin/python3
+  fi
+  local py="$PY"
   local t0; t0=$(date +%s)
   local cores; cores=$(nproc)
   [ -n "$GEN_WORKERS" ] || GEN_WORKERS=$(( cores > 4 ? cores - 3 : 1 ))  # leave cores to the trainer

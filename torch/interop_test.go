@@ -14,12 +14,14 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"ndb/model/hf"
 	"ndb/model/modelfile"
@@ -84,6 +86,42 @@ func runPy(t *testing.T, py string, args ...string) {
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("python3 -m ndb_torch %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// runDDP starts `world` trainer processes wired as torchrun would (env://
+// rendezvous on a free 127.0.0.1 port) and waits for all of them.
+func runDDP(t *testing.T, py string, world int, args []string) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skipf("no loopback TCP for the DDP rendezvous: %v", err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmds := make([]*exec.Cmd, world)
+	outs := make([]strings.Builder, world)
+	for r := range cmds {
+		c := exec.Command(py, append([]string{"-m", "ndb_torch"}, args...)...)
+		c.Env = append(os.Environ(), "OMP_NUM_THREADS=1", "PYTHONDONTWRITEBYTECODE=1", "MASTER_ADDR=127.0.0.1",
+			fmt.Sprintf("MASTER_PORT=%d", port), fmt.Sprintf("WORLD_SIZE=%d", world),
+			fmt.Sprintf("RANK=%d", r), fmt.Sprintf("LOCAL_RANK=%d", r), "GLOO_SOCKET_IFNAME=lo")
+		c.Stdout, c.Stderr = &outs[r], &outs[r]
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds[r] = c
+	}
+	timer := time.AfterFunc(90*time.Second, func() {
+		for _, c := range cmds {
+			c.Process.Kill()
+		}
+	})
+	defer timer.Stop()
+	for r, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Fatalf("rank %d: %v\n%s", r, err, outs[r].String())
+		}
 	}
 }
 
@@ -350,13 +388,15 @@ func TestInterchange(t *testing.T) {
 	// PyTorch: the same run, interrupted after step stopAt and resumed.
 	// The interrupted run exports BF16 in shards, the final one F32.
 	run := filepath.Join(dir, "torch-run")
-	common := []string{"train", "--data", f.packDir, "--init", f.initDir, "--out", run, "--threads", "1", "--quiet",
-		"--device", "cpu", "--steps", fmt.Sprint(testOpt.Steps), "--batch", fmt.Sprint(testOpt.Batch),
-		"--seq", fmt.Sprint(testOpt.Seq), "--lr", fmt.Sprint(testOpt.LR), "--min-lr", fmt.Sprint(testOpt.MinLR),
-		"--warmup", fmt.Sprint(testOpt.Warmup), "--seed", fmt.Sprint(testOpt.Seed),
-		"--eval-every", fmt.Sprint(testOpt.EvalEvery), "--eval-windows", fmt.Sprint(testOpt.EvalWindows)}
+	trainArgs := func(out string) []string {
+		return []string{"train", "--data", f.packDir, "--init", f.initDir, "--out", out, "--threads", "1", "--quiet",
+			"--device", "cpu", "--steps", fmt.Sprint(testOpt.Steps), "--batch", fmt.Sprint(testOpt.Batch),
+			"--seq", fmt.Sprint(testOpt.Seq), "--lr", fmt.Sprint(testOpt.LR), "--min-lr", fmt.Sprint(testOpt.MinLR),
+			"--warmup", fmt.Sprint(testOpt.Warmup), "--seed", fmt.Sprint(testOpt.Seed),
+			"--eval-every", fmt.Sprint(testOpt.EvalEvery), "--eval-windows", fmt.Sprint(testOpt.EvalWindows)}
+	}
 	torchBF16 := filepath.Join(dir, "torch-bf16")
-	runPy(t, py, append(slices.Clone(common), "--stop-at", fmt.Sprint(stopAt),
+	runPy(t, py, append(trainArgs(run), "--stop-at", fmt.Sprint(stopAt),
 		"--export-dtype", "bf16", "--shard-mb", "0.05", "--export-dir", torchBF16)...)
 	runPy(t, py, "train", "--data", f.packDir, "--out", run, "--resume", "--threads", "1", "--quiet", "--device", "cpu",
 		"--hf-template", f.initDir)
@@ -392,6 +432,25 @@ func TestInterchange(t *testing.T) {
 		}
 		t.Logf("%d steps (PyTorch stopped after %d and resumed): max rel. diff loss %.2g, grad norm %.2g",
 			len(goLog), stopAt, maxLoss, maxNorm)
+	})
+
+	t.Run("DDP, 2 processes", func(t *testing.T) {
+		// torch.distributed on CPU (gloo): each rank trains half of every
+		// batch's rows; the averaged gradients are the whole batch's.
+		ddp := filepath.Join(dir, "torch-ddp")
+		runDDP(t, py, 2, trainArgs(ddp))
+		ddpLog := readTorchLog(t, filepath.Join(ddp, "log.jsonl"))
+		if len(ddpLog) != len(goLog) {
+			t.Fatalf("DDP logged %d steps, Go %d", len(ddpLog), len(goLog))
+		}
+		var maxLoss float64
+		for i, g := range goLog {
+			maxLoss = math.Max(maxLoss, relErr(ddpLog[i].Loss, g.Loss))
+			if relErr(ddpLog[i].Loss, g.Loss) > lossRelTol || relErr(ddpLog[i].GradNorm, g.GradNorm) > normRelTol {
+				t.Errorf("step %d: DDP loss %.7g grad norm %.7g, Go %.7g %.7g", g.Step, ddpLog[i].Loss, ddpLog[i].GradNorm, g.Loss, g.GradNorm)
+			}
+		}
+		t.Logf("DDP (2 ranks, gloo): max rel. diff loss vs Go %.2g", maxLoss)
 	})
 
 	// ndb -> PyTorch: the Go-trained weights exported as F32 and as BF16 shards.

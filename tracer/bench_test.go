@@ -28,7 +28,7 @@ func BenchmarkTracerVsMinimal(b *testing.B) {
 		b.Fatal(err)
 	}
 	var ndbEvents, minEvents int
-	var ndbWall, ndbCPU, minWall, minCPU float64
+	var ndbWall, ndbCPU, minWall, minCPU, childWall float64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
@@ -38,6 +38,7 @@ func BenchmarkTracerVsMinimal(b *testing.B) {
 		}
 		ndbWall += time.Since(start).Seconds()
 		ndbCPU += tr.last.CPU
+		childWall += tr.last.Elapsed
 		ndbEvents += len(res.States)
 
 		b.StopTimer()
@@ -53,6 +54,8 @@ func BenchmarkTracerVsMinimal(b *testing.B) {
 	b.ReportMetric(minRate, "minimal-events/s")
 	b.ReportMetric(ndbRate/minRate, "ratio")
 	b.ReportMetric((float64(ndbEvents)/ndbCPU)/(float64(minEvents)/minCPU), "cpu-ratio")
+	b.ReportMetric(childWall/float64(b.N)*1000, "child-wall-ms")
+	b.ReportMetric(ndbCPU/float64(b.N)*1000, "child-cpu-ms")
 }
 
 func runMinimal(b *testing.B, python, path string) (n int, wall, cpu float64) {

@@ -16,6 +16,8 @@ type decoder struct {
 	pending []byte
 	frames  map[int]*frameState
 	exit    *Exit
+	block   []State   // states being decoded
+	blocks  [][]State // full blocks before it
 	stdout  string
 	bad     error
 }
@@ -25,6 +27,7 @@ type frameState struct {
 	gen      bool
 	keys     []string
 	values   []string
+	locals   Locals // the last Locals built for this frame
 }
 
 func newDecoder(source string, tr *Trace) *decoder {
@@ -52,26 +55,16 @@ func (d *decoder) chunk(b []byte) {
 	if d.bad != nil {
 		return
 	}
-	v, err := unmarshalPy(b)
+	r := &marshalReader{b: b}
+	n, err := r.seq()
+	for k := 0; err == nil && k < n; k++ {
+		err = d.record(r)
+	}
+	if err == nil && r.i != len(b) {
+		err = fmt.Errorf("marshal: %d trailing bytes", len(b)-r.i)
+	}
 	if err != nil {
 		d.bad = err
-		return
-	}
-	recs, ok := v.([]any)
-	if !ok {
-		d.bad = fmt.Errorf("record chunk is not a list")
-		return
-	}
-	for _, r := range recs {
-		rec, ok := r.([]any)
-		if !ok || len(rec) == 0 {
-			d.bad = fmt.Errorf("bad record %v", r)
-			return
-		}
-		if err := d.record(rec); err != nil {
-			d.bad = err
-			return
-		}
 	}
 }
 
@@ -82,72 +75,88 @@ func (d *decoder) src(lineno int) string {
 	return ""
 }
 
-func asInt(v any) (int, bool)       { n, ok := v.(int); return n, ok }
-func asString(v any) (string, bool) { s, ok := v.(string); return s, ok }
-
-func (d *decoder) record(r []any) error {
-	if tag, ok := r[0].(string); ok {
-		switch tag {
-		case "o":
-			if len(r) < 3 {
-				return fmt.Errorf("bad output record")
+// record reads one record (shapes in tracer.py's header):
+//
+//	call      (0, lineno, frame, depth, changes, keys, name, gen)
+//	line      (1, lineno, frame, depth, changes[, keys])
+//	return    (2, lineno, frame, depth, repr)
+//	exception (3, lineno, frame, depth, repr)
+//	("o", stdout, truncated), ("x", kind, error, reason, code)
+//
+// keys (the frame's full ordered key list) come only when they changed;
+// changes are [index, repr, ...] of changed values, or None.
+func (d *decoder) record(r *marshalReader) error {
+	nf, err := r.seq()
+	if err != nil {
+		return err
+	}
+	if nf == 0 {
+		return fmt.Errorf("empty record")
+	}
+	if r.kind() != 'i' {
+		tag, err := r.str()
+		if err != nil {
+			return err
+		}
+		switch {
+		case tag == "o" && nf == 3:
+			out, err := r.str()
+			if err != nil {
+				return err
 			}
-			out, ok1 := asString(r[1])
-			truncated, ok2 := r[2].(bool)
-			if !ok1 || !ok2 {
-				return fmt.Errorf("bad output record")
+			truncated, err := r.bool()
+			if err != nil {
+				return err
 			}
 			if truncated {
 				out += OutputCutMarker
 			}
 			d.stdout = out
-		case "x":
-			if len(r) < 5 {
-				return fmt.Errorf("bad exit record")
-			}
+		case tag == "x" && nf == 5:
 			var e Exit
-			var ok [4]bool
-			e.Kind, ok[0] = asString(r[1])
-			e.Error, ok[1] = asString(r[2])
-			e.Reason, ok[2] = asString(r[3])
-			e.Code, ok[3] = asInt(r[4])
-			if ok != [4]bool{true, true, true, true} {
-				return fmt.Errorf("bad exit record")
+			if e.Kind, err = r.str(); err != nil {
+				return err
+			}
+			if e.Error, err = r.str(); err != nil {
+				return err
+			}
+			if e.Reason, err = r.str(); err != nil {
+				return err
+			}
+			if e.Code, err = r.int(); err != nil {
+				return err
 			}
 			d.exit = &e
 		default:
-			return fmt.Errorf("unknown record %q", tag)
+			return fmt.Errorf("unknown record %q with %d fields", tag, nf)
 		}
 		return nil
 	}
-	if len(r) < 5 {
+	if nf < 5 {
 		return fmt.Errorf("bad event record")
 	}
-	ev, ok1 := asInt(r[0])
-	lineno, ok2 := asInt(r[1])
-	frame, ok3 := asInt(r[2])
-	depth, ok4 := asInt(r[3])
-	if !ok1 || !ok2 || !ok3 || !ok4 {
-		return fmt.Errorf("bad event record")
+	var head [4]int // event, lineno, frame, depth
+	for k := range head {
+		if head[k], err = r.int(); err != nil {
+			return err
+		}
 	}
-	st := State{Lineno: lineno, Depth: depth, Frame: frame, Src: d.src(lineno)}
+	ev, frame := head[0], head[2]
+	st := State{Lineno: head[1], Depth: head[3], Frame: frame, Src: d.src(head[1])}
 	fs := d.frames[frame]
 	switch ev {
 	case 0, 1:
 		if ev == 0 {
-			if len(r) < 8 {
+			if nf != 8 {
 				return fmt.Errorf("bad call record")
 			}
 			if fs == nil {
 				fs = &frameState{}
 				d.frames[frame] = fs
 			}
-			fs.function, _ = asString(r[6])
-			gen, _ := asInt(r[7])
-			fs.gen = gen != 0
 			st.Event = EventCall
 		} else {
-			if len(r) < 5 {
+			if nf != 5 && nf != 6 {
 				return fmt.Errorf("bad line record")
 			}
 			st.Event = EventLine
@@ -155,52 +164,78 @@ func (d *decoder) record(r []any) error {
 		if fs == nil {
 			return fmt.Errorf("line event of unknown frame %d", frame)
 		}
-		// call: (0, lineno, frame, depth, changes, keys, name, gen);
-		// line: (1, lineno, frame, depth, changes[, keys]). keys (the full
-		// ordered key list) come only when they changed; changes are
-		// (index, repr) pairs, or None when nothing changed.
-		var keysField any
-		if len(r) > 5 {
-			keysField = r[5]
-		}
-		if keysField != nil {
-			keys, ok := keysField.([]any)
-			if !ok {
-				return fmt.Errorf("bad keys")
+		// changes come before keys in the record but index the new keys:
+		// remember where they are and apply them after the keys.
+		changesAt := r.i
+		nchanges := 0
+		if !r.none() {
+			if nchanges, err = r.seq(); err != nil {
+				return err
 			}
-			fs.keys = make([]string, len(keys))
-			for i, k := range keys {
-				if fs.keys[i], ok = asString(k); !ok {
-					return fmt.Errorf("bad key")
-				}
-			}
-			fs.values = make([]string, len(keys))
-		}
-		if r[4] != nil {
-			changes, ok := r[4].([]any)
-			if !ok || len(changes)%2 != 0 {
+			if nchanges%2 != 0 {
 				return fmt.Errorf("bad locals delta")
 			}
-			for i := 0; i < len(changes); i += 2 {
-				idx, ok1 := asInt(changes[i])
-				val, ok2 := asString(changes[i+1])
-				if !ok1 || !ok2 || idx < 0 || idx >= len(fs.values) {
+			for k := 0; k < nchanges; k += 2 { // skip; read again below
+				if _, err = r.int(); err != nil {
+					return err
+				}
+				if _, err = r.str(); err != nil {
+					return err
+				}
+			}
+		}
+		newKeys := false
+		if nf > 5 && !r.none() {
+			keys, err := r.strs()
+			if err != nil {
+				return err
+			}
+			fs.keys = keys
+			fs.values = make([]string, len(keys))
+			newKeys = true
+		}
+		if ev == 0 {
+			if fs.function, err = r.str(); err != nil {
+				return err
+			}
+			gen, err := r.int()
+			if err != nil {
+				return err
+			}
+			fs.gen = gen != 0
+		}
+		if nchanges > 0 {
+			end := r.i
+			r.i = changesAt
+			r.seq()
+			for k := 0; k < nchanges; k += 2 {
+				idx, _ := r.int()
+				val, _ := r.str()
+				if idx < 0 || idx >= len(fs.values) {
 					return fmt.Errorf("bad locals change")
 				}
 				fs.values[idx] = val
 			}
+			r.i = end
 		}
-		st.Locals = make(Locals, len(fs.keys))
-		for i, k := range fs.keys {
-			st.Locals[i] = Var{Name: k, Value: fs.values[i]}
+		if nchanges == 0 && !newKeys && fs.locals != nil {
+			st.Locals = fs.locals // unchanged: states share one read-only slice
+		} else {
+			st.Locals = make(Locals, len(fs.keys))
+			for i, k := range fs.keys {
+				st.Locals[i] = Var{Name: k, Value: fs.values[i]}
+			}
+			fs.locals = st.Locals
 		}
 	case 2, 3:
 		if fs == nil {
 			return fmt.Errorf("event of unknown frame %d", frame)
 		}
-		var ok bool
-		if st.Arg, ok = asString(r[4]); !ok {
-			return fmt.Errorf("bad arg")
+		if nf != 5 {
+			return fmt.Errorf("bad return or exception record")
+		}
+		if st.Arg, err = r.str(); err != nil {
+			return err
 		}
 		if ev == 2 {
 			st.Event = EventReturn
@@ -212,13 +247,44 @@ func (d *decoder) record(r []any) error {
 	}
 	st.Function = fs.function
 	st.Gen = fs.gen
-	d.tr.States = append(d.tr.States, st)
+	if len(d.block) == cap(d.block) {
+		// fixed-size blocks joined once at the end: no copying on growth
+		if d.block != nil {
+			d.blocks = append(d.blocks, d.block)
+		}
+		d.block = make([]State, 0, stateBlock)
+	}
+	d.block = append(d.block, st)
 	return nil
+}
+
+const stateBlock = 4096
+
+// states joins the decoded blocks into Trace.States.
+func (d *decoder) states() {
+	n := len(d.block)
+	for _, b := range d.blocks {
+		n += len(b)
+	}
+	if n == 0 {
+		return
+	}
+	if len(d.blocks) == 0 {
+		d.tr.States = append(d.tr.States, d.block...)
+		return
+	}
+	out := make([]State, 0, len(d.tr.States)+n)
+	out = append(out, d.tr.States...)
+	for _, b := range d.blocks {
+		out = append(out, b...)
+	}
+	d.tr.States = append(out, d.block...)
 }
 
 // finish sets the Exit from the child's exit record or, when the child died
 // without one, from how the worker saw it end.
 func (d *decoder) finish(end workerEnd) {
+	d.states()
 	tr := d.tr
 	tr.Stdout = d.stdout
 	switch {

@@ -3,28 +3,17 @@ package tracer
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 	"math/big"
 	"strings"
 	"unicode/utf8"
 )
 
-// unmarshalPy decodes the subset of CPython's marshal format, version 2,
-// that the worker writes: lists, tuples, ints, str, None, True, False,
-// floats. Strings may hold lone surrogates (encoded with surrogatepass);
+// marshalReader reads, value by value, the subset of CPython's marshal
+// format (version 2) that the worker writes for records: lists, tuples,
+// ints, str, None, True, False. Reading typed values directly, rather than
+// building a tree of interfaces, keeps decoding cheap next to the tracer.
+// Strings may hold lone surrogates (marshal writes them with surrogatepass):
 // they become U+FFFD.
-func unmarshalPy(b []byte) (any, error) {
-	d := &marshalReader{b: b}
-	v, err := d.value(0)
-	if err != nil {
-		return nil, err
-	}
-	if d.i != len(b) {
-		return nil, fmt.Errorf("marshal: %d trailing bytes", len(b)-d.i)
-	}
-	return v, nil
-}
-
 type marshalReader struct {
 	b []byte
 	i int
@@ -47,28 +36,49 @@ func (d *marshalReader) int32() (int, error) {
 	return int(int32(binary.LittleEndian.Uint32(s))), nil
 }
 
-func (d *marshalReader) value(depth int) (any, error) {
-	if depth > 64 {
-		return nil, fmt.Errorf("marshal: nested too deep")
+// kind returns the type code of the next value without consuming it.
+func (d *marshalReader) kind() byte {
+	if d.i >= len(d.b) {
+		return 0
 	}
-	t, err := d.need(1)
-	if err != nil {
-		return nil, err
+	return d.b[d.i] &^ 0x80 // FLAG_REF is never written by version 2
+}
+
+func (d *marshalReader) none() bool {
+	if d.kind() == 'N' {
+		d.i++
+		return true
 	}
-	switch t[0] &^ 0x80 { // FLAG_REF is never written by version 2
-	case 'N':
-		return nil, nil
-	case 'T':
-		return true, nil
-	case 'F':
-		return false, nil
-	case 'i':
-		n, err := d.int32()
-		return n, err
-	case 'l':
+	return false
+}
+
+// seq reads the header of a list or tuple and returns its length.
+func (d *marshalReader) seq() (int, error) {
+	switch d.kind() {
+	case '[', '(':
+		d.i++
 		n, err := d.int32()
 		if err != nil {
-			return nil, err
+			return 0, err
+		}
+		if n < 0 || n > len(d.b)-d.i {
+			return 0, fmt.Errorf("marshal: bad length %d", n)
+		}
+		return n, nil
+	}
+	return 0, fmt.Errorf("marshal: want a list or tuple at byte %d", d.i)
+}
+
+func (d *marshalReader) int() (int, error) {
+	switch d.kind() {
+	case 'i':
+		d.i++
+		return d.int32()
+	case 'l':
+		d.i++
+		n, err := d.int32()
+		if err != nil {
+			return 0, err
 		}
 		neg := n < 0
 		if neg {
@@ -76,7 +86,7 @@ func (d *marshalReader) value(depth int) (any, error) {
 		}
 		digits, err := d.need(2 * n)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		v := new(big.Int)
 		for k := n - 1; k >= 0; k-- {
@@ -87,44 +97,57 @@ func (d *marshalReader) value(depth int) (any, error) {
 			v.Neg(v)
 		}
 		if !v.IsInt64() {
-			return nil, fmt.Errorf("marshal: integer out of range")
+			return 0, fmt.Errorf("marshal: integer out of range")
 		}
 		return int(v.Int64()), nil
-	case 'g':
-		s, err := d.need(8)
-		if err != nil {
-			return nil, err
-		}
-		return math.Float64frombits(binary.LittleEndian.Uint64(s)), nil
+	}
+	return 0, fmt.Errorf("marshal: want an int at byte %d", d.i)
+}
+
+func (d *marshalReader) bool() (bool, error) {
+	switch d.kind() {
+	case 'T':
+		d.i++
+		return true, nil
+	case 'F':
+		d.i++
+		return false, nil
+	}
+	return false, fmt.Errorf("marshal: want a bool at byte %d", d.i)
+}
+
+func (d *marshalReader) str() (string, error) {
+	switch d.kind() {
 	case 'u', 'a', 'A', 't':
+		d.i++
 		n, err := d.int32()
 		if err != nil {
-			return nil, err
+			return "", err
 		}
 		s, err := d.need(n)
 		if err != nil {
-			return nil, err
+			return "", err
 		}
 		str := string(s)
 		if !utf8.ValidString(str) {
 			str = strings.ToValidUTF8(str, "\uFFFD")
 		}
 		return str, nil
-	case '[', '(':
-		n, err := d.int32()
-		if err != nil {
+	}
+	return "", fmt.Errorf("marshal: want a str at byte %d", d.i)
+}
+
+// strs reads a list or tuple of str.
+func (d *marshalReader) strs() ([]string, error) {
+	n, err := d.seq()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, n)
+	for k := range out {
+		if out[k], err = d.str(); err != nil {
 			return nil, err
 		}
-		if n < 0 || n > len(d.b)-d.i {
-			return nil, fmt.Errorf("marshal: bad length %d", n)
-		}
-		out := make([]any, n)
-		for k := range out {
-			if out[k], err = d.value(depth + 1); err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
 	}
-	return nil, fmt.Errorf("marshal: unsupported type %q at byte %d", t[0], d.i-1)
+	return out, nil
 }

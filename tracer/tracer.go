@@ -97,6 +97,7 @@ type Info struct {
 	Implementation string `json:"implementation"` // e.g. "cpython"
 	Executable     string `json:"executable"`     // the real interpreter (sys.executable)
 	NetNamespace   bool   `json:"netns"`          // runs in an empty network namespace
+	ScratchTmpfs   bool   `json:"tmpfs"`          // scratch directories live on a private 128 MiB tmpfs
 	Audit          bool   `json:"audit"`          // audit hooks guard the program
 	MemView        bool   `json:"memview"`        // fast exact list probes (see docs/tracer.md)
 }

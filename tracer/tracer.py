@@ -24,6 +24,7 @@ import io
 import json
 import marshal
 import os
+import random
 import re
 import resource
 import select
@@ -328,7 +329,7 @@ _BLOCKED = {
     "os.system": "creating processes", "os.exec": "creating processes",
     "os.posix_spawn": "creating processes", "os.spawn": "creating processes",
     "subprocess.Popen": "creating processes", "pty.spawn": "creating processes",
-    "socket.__new__": "network access", "socket.connect": "network access",
+    "socket.connect": "network access",
     "socket.bind": "network access", "socket.sendto": "network access",
     "socket.sendmsg": "network access", "socket.getaddrinfo": "network access",
     "socket.gethostbyname": "network access", "socket.gethostbyaddr": "network access",
@@ -375,6 +376,12 @@ def _make_audit_hook(root, state):
                 if i < len(args) and not _inside(args[i], root):
                     raise PermissionError("ndb sandbox: %s outside the scratch directory is not allowed" % event)
             return
+        if event == "socket.__new__":
+            # AF_UNIX socket pairs stay allowed (asyncio's event loop makes one);
+            # they cannot reach anything: connect and bind are refused above.
+            if len(args) > 1 and args[1] == 1:  # AF_UNIX
+                return
+            raise PermissionError("ndb sandbox: network access is not allowed (socket.__new__)")
         if event in ("os.kill", "os.killpg", "signal.pthread_kill"):
             if event == "os.kill" and args and args[0] in (0, pid, os.getpid()):
                 return
@@ -415,6 +422,9 @@ def _run_child(req, wfd, scratch, libc):
     # The worker's environment is already clean (set by ndb); only these differ per run.
     os.environ["HOME"] = scratch
     os.environ["TMPDIR"] = scratch
+    # random reseeds itself from urandom in every forked child (an at-fork
+    # hook): seed it again so that runs are deterministic.
+    random.seed(0)
 
     repr_limit = int(lim.get("repr") or 1000)
     max_events = int(lim.get("events") or 100000)
@@ -485,9 +495,11 @@ def _run_child(req, wfd, scratch, libc):
     # gen, hide dunders, raw keys, visible indexes, new key list to send]. A probe says how to tell,
     # cheaply and exactly, that a value's repr has not changed:
     #   True: the object is immutable, identity is enough;
-    #   (0, nitems, cut, length, item-pointer bytes, items): a list whose
-    #     first items (all immutable) are the same objects, read through the
-    #     memory view (see _probe_memory); cut lists need only that prefix;
+    #   (0, nitems, cut, length, item-pointer bytes, items, word of ob_item,
+    #     ob_item, view of the item pointers): a list whose first items (all
+    #     immutable) are the same objects, read through the memory view (see
+    #     _probe_memory); cut lists need only that prefix. A moved item array
+    #     (the list grew) counts as a change;
     #   (1, qualname): a function, same object and same __qualname__;
     #   (2, ...): the same list check without the memory view (slower);
     #   None: recompute the repr every event.
@@ -518,12 +530,10 @@ def _run_child(req, wfd, scratch, libc):
             if mem is not None:
                 if ts <= frozen_atoms:
                     n = _len(s)
-                    if n:
-                        w = mem[(_hash(v) << 1) + 3] >> 3  # ob_item, in words (see _probe_memory)
-                        raw = mem[w:w + n].tobytes()
-                    else:
-                        raw = b""
-                    return text, (0, n, cut, ln, raw, s)
+                    hw = (_hash(v) << 1) + 3  # word holding ob_item (see _probe_memory)
+                    item_ptr = mem[hw]
+                    view = mem[item_ptr >> 3:(item_ptr >> 3) + n]
+                    return text, (0, n, cut, ln, view.tobytes(), s, hw, item_ptr, view)
             elif ts <= eq_safe:
                 return text, (2, _len(s), cut, ln, s, list(map(_type, s)))
             return text, None
@@ -591,13 +601,10 @@ def _run_child(req, wfd, scratch, libc):
                     tag = p[0]
                     if tag == 0:
                         ln = _len(v)
-                        if (ln > list_m) if p[2] else (ln == p[3]):
-                            n = p[1]
-                            if not n:
-                                continue
-                            w = mem[(_hash(v) << 1) + 3] >> 3  # ob_item, in words (see _probe_memory)
-                            if mem[w:w + n].tobytes() == p[4]:
-                                continue
+                        # same length class, same item array, same item pointers
+                        if ((ln > list_m) if p[2] else (ln == p[3])) and \
+                                mem[p[6]] == p[7] and p[8].tobytes() == p[4]:
+                            continue
                     elif tag == 1:
                         if v.__qualname__ is p[1]:
                             continue
@@ -826,6 +833,30 @@ def _unshare_net(libc):
         return False
 
 
+SCRATCH_BYTES = 128 << 20
+
+
+def _private_scratch(libc, base):
+    """Mount a tmpfs of SCRATCH_BYTES on base in a private mount namespace of
+    this worker: every run's scratch directory lives in it, so a program
+    cannot fill the disk, and its files vanish with the worker. Needs root
+    (or user namespaces); without it, scratch stays on the normal disk."""
+    if libc is None:
+        return False
+    try:
+        import ctypes
+        if libc.unshare(0x00020000) != 0:  # CLONE_NEWNS
+            return False
+        MS_REC, MS_PRIVATE = 0x4000, 0x40000
+        # stop mounts from propagating back to the host
+        if libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+            return False
+        opts = ("size=%d,mode=0700" % SCRATCH_BYTES).encode()
+        return libc.mount(b"tmpfs", os.fsencode(base), b"tmpfs", 0, ctypes.c_char_p(opts)) == 0
+    except Exception:
+        return False
+
+
 _PREIMPORT = ["math", "re", "collections", "itertools", "functools", "heapq", "bisect",
               "string", "operator", "copy", "random", "statistics", "fractions", "decimal",
               "datetime", "typing", "cmath", "array", "json", "threading", "io", "ctypes"]
@@ -850,6 +881,35 @@ def _drain_after_signal(pid, rfd):
         if not data:
             return
         _send(b"D", data)
+
+
+def _exits_soon(pid, seconds):
+    """Whether the child exits (or has exited) within seconds; it is not
+    reaped. After the end of its stream a dying child needs a moment (a crash
+    takes longer than _exit); one that is still running closed the stream."""
+    def exited():
+        try:
+            return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+        except ChildProcessError:
+            return True
+    if exited():
+        return True
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        fd = None
+    if fd is not None:
+        try:
+            select.select([fd], [], [], seconds)
+        finally:
+            os.close(fd)
+        return exited()
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        time.sleep(0.001)
+        if exited():
+            return True
+    return False
 
 
 def _big_pipe(fd):
@@ -907,10 +967,9 @@ def _handle(req, base, seq, libc):
         # the group is killed below; a dead child's status is unaffected.
     finally:
         os.close(rfd)
-        try:
-            alive = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None
-        except OSError:
-            alive = False
+        alive = False
+        if not timed_out and not too_big:
+            alive = not _exits_soon(pid, 0.2)
         try:
             os.killpg(pid, signal.SIGKILL)
         except OSError:
@@ -936,6 +995,7 @@ def main():
     base = tempfile.mkdtemp(prefix="w", dir=sys.argv[1])
     libc = _libc()
     netns = _unshare_net(libc) if os.environ.get("NDB_NO_NETNS") != "1" else False
+    tmpfs = _private_scratch(libc, base) if os.environ.get("NDB_NO_TMPFS") != "1" else False
     for name in _PREIMPORT:
         try:
             __import__(name)
@@ -943,8 +1003,6 @@ def main():
             pass
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _big_pipe(1)
-    import random
-    random.seed(0)  # every child starts from this state: deterministic runs
     global _MEMORY
     if os.environ.get("NDB_NO_MEMVIEW") != "1":
         _MEMORY = _probe_memory()
@@ -953,7 +1011,7 @@ def main():
     gc.collect()
     gc.freeze()
     hello = {"memview": _MEMORY is not None, "python": "%d.%d.%d" % sys.version_info[:3], "implementation": sys.implementation.name,
-             "executable": sys.executable, "netns": netns, "pid": os.getpid(),
+             "executable": sys.executable, "netns": netns, "tmpfs": tmpfs, "pid": os.getpid(),
              "audit": hasattr(sys, "addaudithook"), "platform": sys.platform}
     _send(b"H", json.dumps(hello).encode())
     stdin = sys.stdin.buffer

@@ -460,3 +460,13 @@ func TestDeterministicSetRepr(t *testing.T) {
 		t.Errorf("s = %s, want %s", got, out)
 	}
 }
+
+// TestDeterministicRandom: random is seeded with 0 in every run.
+func TestDeterministicRandom(t *testing.T) {
+	for i := 0; i < 2; i++ {
+		tr := trace(t, Program{Source: "import random\nx = random.random()\npass\n"}, Limits{})
+		if got, _ := tr.States[len(tr.States)-2].Locals.Get("x"); got != "0.8444218515250481" {
+			t.Errorf("run %d: random.random() = %s, want the value after random.seed(0)", i, got)
+		}
+	}
+}

@@ -34,6 +34,10 @@ var debugEngines = map[string]debugEngine{
 	"real": newRealBackend,
 }
 
+// debugExtra returns the extra terminal commands of an engine (the neural
+// session's back, resample, set, verify); nil for none. Set by engines.go.
+var debugExtra func(engine string, p debugProgram) (extra *repl.Extra, close func() error)
+
 // debugDefaultEngine is --engine's default.
 var debugDefaultEngine = "real"
 
@@ -125,7 +129,15 @@ func runDebug(cmd *cobra.Command, args []string) error {
 	stdinTTY := in == os.Stdin && term.IsTerminal(int(os.Stdin.Fd()))
 	stdoutTTY := out == os.Stdout && term.IsTerminal(int(os.Stdout.Fd()))
 	color := debugFlags.color == "always" || (debugFlags.color == "auto" && stdoutTTY)
-	t := repl.New(s, repl.Options{Name: filepath.Base(path), Color: color && !debugFlags.batch})
+	opts := repl.Options{Name: filepath.Base(path), Color: color && !debugFlags.batch}
+	if debugExtra != nil {
+		extra, closeExtra := debugExtra(debugFlags.engine, prog)
+		if closeExtra != nil {
+			defer closeExtra()
+		}
+		opts.Extra = extra
+	}
+	t := repl.New(s, opts)
 	if debugFlags.batch {
 		return repl.Batch(ctx, t, in, out)
 	}

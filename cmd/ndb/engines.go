@@ -11,6 +11,7 @@ import (
 	"ndb/engine/openai"
 	"ndb/model/defaultmodel"
 	"ndb/model/infer"
+	"ndb/repl"
 )
 
 // engineFlags are the engine options shared by debug, dap and mcp.
@@ -69,6 +70,7 @@ func init() {
 			return b, e.Close, nil
 		}
 	}
+	debugExtra = neuralCommands
 	debugEngineFlags.add(debugCmd.Flags(), false)
 	if f := debugCmd.Flags().Lookup("engine"); f != nil {
 		f.Usage = "engine that answers the commands: real (runs the program under the tracer), model (ndb's model predicts every state), openai or cwm (an OpenAI-compatible endpoint)"
@@ -78,4 +80,31 @@ func init() {
 			f.Value.Set(engine.Model)
 		}
 	}
+}
+
+// neuralCommands gives the terminal the session commands of package engine:
+// back on every engine; resample, set and verify on the model engines, with
+// a real engine (started on first use) behind verify.
+func neuralCommands(name string, p debugProgram) (*repl.Extra, func() error) {
+	var real *engine.RealEngine
+	if name != engine.Real {
+		real = engine.NewReal(engine.Options{Python: p.Python, Workers: 1})
+	}
+	help := make([]repl.ExtraHelp, 0, len(engine.NeuralCommands))
+	for _, c := range engine.NeuralCommands {
+		if c.Name == "back" || real != nil {
+			help = append(help, repl.ExtraHelp{Name: c.Name, Args: c.Args, Help: c.Help})
+		}
+	}
+	run := func(ctx context.Context, s *debugger.Session, line string) (string, bool, bool, error) {
+		res, ok, err := engine.RunCommand(ctx, s, real, line)
+		return res.Message, res.Moved, ok, err
+	}
+	closeFn := func() error {
+		if real != nil {
+			return real.Close()
+		}
+		return nil
+	}
+	return &repl.Extra{Help: help, Run: run}, closeFn
 }

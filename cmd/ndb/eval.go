@@ -33,6 +33,8 @@ type evalFlags struct {
 	k       int
 	quiet   bool
 	workers int
+	// maxTokens is the model engine's frame budget (0: the runtime's).
+	maxTokens int
 }
 
 func (f *evalFlags) add(cmd *cobra.Command) {
@@ -83,7 +85,7 @@ func (f *evalFlags) engines() (*evalEngines, error) {
 			real.Close()
 			return nil, fmt.Errorf("engine model: %w", err)
 		}
-		out.pred = engine.InferPredictor{P: p}
+		out.pred = eval.InferPredictor{P: p, MaxTokens: f.maxTokens}
 		out.engine = engine.NewNeuralEngine(engine.Model, out.pred, engine.Draw{}, false)
 	case engine.OpenAI:
 		cfg := openai.ConfigFromEnv()
@@ -141,6 +143,7 @@ func evalNextStateCommand() *cobra.Command {
 	var f evalFlags
 	var programs, source string
 	var n, horizonN, perTrace, valPercent, limit int
+	var pdbSemantics bool
 	cmd := &cobra.Command{
 		Use:   "next-state (--programs DIR | --source NAME)",
 		Short: "Next-state exact match per action and field on held-out programs, horizon curves, exact match@k",
@@ -196,7 +199,8 @@ train uses for validation, so training never saw them).`,
 			}
 			defer eng.Close()
 			opts := eval.NextStateOptions{N: n, HorizonN: horizonN, PerTrace: perTrace, Seed: f.seed,
-				Real: eng.real, Predictor: eng.pred, Engine: eng.engine, K: f.k}
+				Real: eng.real, Predictor: eng.pred, Engine: eng.engine, K: f.k, PDBSemantics: pdbSemantics,
+				ForwardOnly: eng.engine.Name() == engine.CWMName}
 			if !f.quiet {
 				fmt.Fprintf(os.Stderr, "ndb eval next-state: %d held-out programs, engine %s, sampling examples...\n", len(progs), eng.engine.Name())
 			}
@@ -252,7 +256,9 @@ train uses for validation, so training never saw them).`,
 	fs.IntVar(&n, "n", 800, "examples per action")
 	fs.IntVar(&horizonN, "horizon-n", 0, "horizon examples in all (0: none)")
 	fs.IntVar(&perTrace, "per-trace", 4, "trajectories sampled per trace and pass")
+	fs.IntVar(&f.maxTokens, "max-tokens", 0, "model engine: token budget of one predicted frame (0: the runtime's default, 384)")
 	fs.IntVar(&f.k, "k", 0, "exact match@k with k samples at temperature 0.6, top-p 0.95 (0: off)")
+	fs.BoolVar(&pdbSemantics, "pdb", false, "real engine: answer through pdb's stepping (its session semantics) instead of the SPEC's action tree")
 	return cmd
 }
 
@@ -319,6 +325,9 @@ samples N candidates and reports pass@k, majority vote and forward self-consiste
 			}
 			if f.k == 1 || f.k < 0 {
 				return errors.New("--k is the number of candidates: 0 (off) or at least 2")
+			}
+			if strings.EqualFold(f.engine, engine.CWMName) && (task == eval.TaskInput || task == "both") {
+				return errors.New("the cwm engine cannot predict inputs: CWM's trace format has no inverse actions (use --task output)")
 			}
 			ctx, cancel := signalContext()
 			defer cancel()
@@ -391,6 +400,7 @@ samples N candidates and reports pass@k, majority vote and forward self-consiste
 	fs.StringVar(&action, "action", "", "output prediction by step_return (default) or breakpoint")
 	fs.StringVar(&out, "out", "", "write per-item results (JSON lines) here")
 	fs.IntVar(&limit, "limit", 0, "only the first N items (0: all)")
+	fs.IntVar(&f.maxTokens, "max-tokens", 256, "model engine: token budget of one predicted frame (CruxEval values are at most 50 characters)")
 	fs.IntVar(&f.k, "k", 0, "input prediction: sample k candidates (temperature 0.6, top-p 0.95) for majority vote and self-consistency (0: off)")
 	return cmd
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"ndb/model/modelfile"
+	"ndb/model/nn"
 	"ndb/model/tokenizer"
 	"ndb/model/train"
 )
@@ -175,7 +178,7 @@ func init() {
 	fl := trainCmd.Flags()
 	fl.StringVar(&f.data, "data", "", "shards of `ndb gen` (or a directory written by `ndb pack`)")
 	fl.StringVar(&f.out, "out", "", "model file to write (and to continue with --resume)")
-	fl.StringVar(&f.config, "config", "tiny", "model size: tiny, small, base (model/nn Configs)")
+	fl.StringVar(&f.config, "config", "tiny", "model size: "+strings.Join(slices.Sorted(maps.Keys(nn.Configs)), ", ")+" (model/nn Configs)")
 	fl.StringVar(&f.packDir, "pack-dir", "", "where to pack the shards (default OUT.data)")
 	fl.IntVar(&f.steps, "steps", d.Steps, "optimizer steps")
 	fl.StringVar(&f.tokens, "tokens", "", "train on this many tokens instead (e.g. 50M)")

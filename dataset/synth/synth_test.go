@@ -121,9 +121,9 @@ type rate struct {
 func TestFeatureRates(t *testing.T) {
 	const n = 5000
 	kn := DefaultKnobs
-	helper := kn.PHelper * (1 - 0) // drawn exclusively with the recursive kinds
+	// helper kinds are drawn exclusively, so each rate is its knob
 	rates := []*rate{
-		{name: "helper", lo: helper - 0.03, hi: helper + 0.03},
+		{name: "helper", lo: kn.PHelper - 0.03, hi: kn.PHelper + 0.03},
 		{name: "recursive helper", lo: kn.PRecHelper - 0.02, hi: kn.PRecHelper + 0.02},
 		{name: "recursive f", lo: kn.PRecF - 0.015, hi: kn.PRecF + 0.015},
 		{name: "for", lo: kn.PLoop, hi: 0.9},

@@ -40,7 +40,7 @@ func FuzzConstrainedDecoding(f *testing.F) {
 			}
 		}
 		if format.CheckFrame(text, dir) != format.Complete {
-			closed, ok := closeFrame(text, dir)
+			closed, ok := closeOrCutBack(text, dir)
 			if !ok {
 				t.Fatalf("could not close %q", text)
 			}

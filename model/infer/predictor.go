@@ -30,6 +30,7 @@ type Predictor struct {
 	frameSep, eot int32
 
 	mu     sync.Mutex
+	stats  Stats
 	cache  *nn.KVCache // batch-1 cache holding the positions of cached
 	cached []int32     // the tokens whose keys and values are in cache
 }
@@ -56,6 +57,21 @@ func New(model *nn.Model, tok *tokenizer.Tokenizer) (*Predictor, error) {
 		return nil, fmt.Errorf("infer: tokenizer has no %s token", format.TokEndOfText)
 	}
 	return p, nil
+}
+
+// Stats counts the decoding passes of greedy decoding with drafts.
+type Stats struct {
+	Passes   int // Decode calls after the prompt
+	Tokens   int // tokens they added to the cache
+	Drafted  int // draft tokens proposed
+	Accepted int // draft tokens kept
+}
+
+// Stats returns the counts so far.
+func (p *Predictor) Stats() Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stats
 }
 
 // Model is the network behind the predictor.
@@ -163,8 +179,12 @@ func (p *Predictor) Sample(ctx context.Context, prompt string, k int, opt Sample
 	res := make([]string, k)
 	for i := range cands {
 		text := cands[i].text.String()
+		if opt.Unconstrained {
+			res[i] = text // raw, as the model wrote it
+			continue
+		}
 		if format.CheckFrame(text, dir) != format.Complete {
-			closed, ok := closeFrame(text, dir)
+			closed, ok := closeOrCutBack(text, dir)
 			if !ok {
 				return nil, fmt.Errorf("infer: could not close the frame %q", text)
 			}
@@ -191,6 +211,7 @@ func (p *Predictor) greedyWithDrafts(ctx context.Context, c *candidate, prompt [
 	V := p.model.Config.Vocab
 	hist := append([]int32(nil), prompt...)
 	n := 0
+	draftLen := maxDraft / 2
 	accept := func(id int) bool { // append a picked token; true when the frame is finished
 		c.text.WriteString(p.texts[id])
 		hist = append(hist, int32(id))
@@ -212,7 +233,7 @@ func (p *Predictor) greedyWithDrafts(ctx context.Context, c *candidate, prompt [
 		if accept(id) {
 			return nil
 		}
-		draft := lookupDraft(hist, min(maxDraft, budget-n))
+		draft := lookupDraft(hist, min(draftLen, budget-n))
 		feed := append([]int32{int32(id)}, draft...)
 		base := p.cache.Len
 		out, err := p.model.Decode(feed, p.cache)
@@ -234,9 +255,20 @@ func (p *Predictor) greedyWithDrafts(ctx context.Context, c *candidate, prompt [
 			}
 			c.logits = out[(j+1)*V : (j+2)*V]
 		}
+		p.stats.Passes++
+		p.stats.Tokens += kept
+		p.stats.Drafted += len(draft)
+		p.stats.Accepted += kept - 1
 		if kept < len(feed) {
 			p.cache.Truncate(base + kept)
 			p.cached = p.cached[:base+kept]
+		}
+		// Grow drafts while they are taken whole, shrink them to what was
+		// taken otherwise: a model that does not copy pays little.
+		if len(draft) > 0 && kept == len(feed) {
+			draftLen = min(maxDraft, 2*draftLen)
+		} else if len(draft) > 0 {
+			draftLen = max(2, kept)
 		}
 		if c.done {
 			return nil
@@ -245,12 +277,12 @@ func (p *Predictor) greedyWithDrafts(ctx context.Context, c *candidate, prompt [
 }
 
 // lookupDraft proposes up to max tokens: what followed the latest earlier
-// occurrence of hist's last 3 (else 2, else 1) tokens.
+// occurrence of hist's last 3 (else 2) tokens.
 func lookupDraft(hist []int32, max int) []int32 {
 	if max <= 0 {
 		return nil
 	}
-	for ng := 3; ng >= 1; ng-- {
+	for ng := 3; ng >= 2; ng-- {
 		if len(hist) <= ng {
 			continue
 		}
@@ -463,6 +495,26 @@ func canonicalEnd(text string) string {
 		}
 	}
 	return text + tail
+}
+
+// closeOrCutBack closes a partial frame; if it cannot be closed (a dead
+// end the prefix check let through, such as a LOCALS name written twice,
+// which format.CheckFrame reports only once its value starts), it is cut
+// back to its longest prefix that can be closed.
+func closeOrCutBack(text string, dir format.Direction) (string, bool) {
+	if closed, ok := closeFrame(text, dir); ok {
+		return closed, true
+	}
+	for cut := len(text) - 1; cut >= 0; cut-- {
+		prefix := text[:cut]
+		if format.CheckFrame(prefix, dir) == format.Invalid {
+			continue
+		}
+		if closed, ok := closeFrame(prefix, dir); ok {
+			return closed, true
+		}
+	}
+	return "", false
 }
 
 // closers are the strings closeFrame appends, chosen so that every partial

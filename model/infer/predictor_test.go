@@ -186,6 +186,9 @@ func TestDraftsKeepGreedy(t *testing.T) {
 	if d := lookupDraft([]int32{5, 6, 7, 8, 1, 5, 6}, 3); !slices.Equal(d, []int32{7, 8, 1}) {
 		t.Fatalf("lookupDraft = %v, want [7 8 1]", d)
 	}
+	if d := lookupDraft([]int32{9, 5, 6, 7, 2, 5, 6, 7}, 8); !slices.Equal(d, []int32{2, 5, 6, 7}) {
+		t.Fatalf("lookupDraft = %v, want [2 5 6 7]", d)
+	}
 	if d := lookupDraft([]int32{1, 2, 3}, 4); d != nil {
 		t.Fatalf("lookupDraft without a match = %v", d)
 	}

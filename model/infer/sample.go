@@ -1,6 +1,7 @@
 package infer
 
 import (
+	"container/heap"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -20,7 +21,8 @@ type SampleOptions struct {
 	// When it runs out, the frame is closed with the shortest well-formed
 	// ending the constraint finds (see docs/inference.md).
 	MaxTokens int
-	// Unconstrained turns constrained decoding off (for measurements).
+	// Unconstrained turns constrained decoding off and returns the raw
+	// text, which may not parse (for measurements).
 	Unconstrained bool
 	// NoDraft turns off prompt-lookup drafts in greedy decoding (for
 	// measurements; the output is the same).
@@ -73,26 +75,41 @@ func pickToken(logits []float32, opt SampleOptions, rng *rand.Rand, valid func(i
 		}
 		return -1
 	}
-	ids := sortedIDs(logits)
-	// Softmax at the temperature, in float64, over the sorted ids.
-	maxL := float64(logits[ids[0]])
-	probs := make([]float64, len(ids))
-	var sum float64
-	for i, id := range ids {
-		probs[i] = math.Exp((float64(logits[id]) - maxL) / opt.Temperature)
-		sum += probs[i]
+	// Softmax at the temperature, in float64.
+	maxL := logits[argmax(logits)]
+	all := make([]float64, len(logits))
+	for id, l := range logits {
+		all[id] = math.Exp(float64(l-maxL) / opt.Temperature)
+	}
+	// The nucleus, most likely first: popped from a heap only as far as
+	// needed (it is usually a few tokens); without top-p, every token in
+	// id order.
+	var ids []int
+	var probs []float64
+	if opt.TopP > 0 && opt.TopP < 1 {
+		var sum float64
+		for _, p := range all {
+			sum += p
+		}
+		h := &probHeap{p: all, ids: make([]int, len(all))}
+		for i := range h.ids {
+			h.ids[i] = i
+		}
+		heap.Init(h)
+		var cum float64
+		for h.Len() > 0 && cum < opt.TopP*sum {
+			id := heap.Pop(h).(int)
+			ids, probs = append(ids, id), append(probs, all[id])
+			cum += all[id]
+		}
+	} else {
+		ids = make([]int, len(all))
+		for i := range ids {
+			ids[i] = i
+		}
+		probs = all
 	}
 	cut := len(ids)
-	if opt.TopP > 0 && opt.TopP < 1 {
-		var cum float64
-		for i := range probs {
-			cum += probs[i] / sum
-			if cum >= opt.TopP {
-				cut = i + 1
-				break
-			}
-		}
-	}
 	// Draw from the nucleus and reject invalid tokens (dropping each from
 	// the nucleus): the same distribution as masking first, but only the
 	// drawn tokens are checked. After a few rejections check them all.
@@ -120,12 +137,31 @@ func pickToken(logits []float32, opt SampleOptions, rng *rand.Rand, valid func(i
 	if total > 0 {
 		return ids[drawIndex(mass, total, rng)]
 	}
-	for i := cut; i < len(ids); i++ {
-		if valid(ids[i]) {
-			return ids[i]
+	for _, id := range sortedIDs(logits) { // nothing in the nucleus: the likeliest allowed token
+		if valid(id) {
+			return id
 		}
 	}
 	return -1
+}
+
+// probHeap pops token ids by descending probability (ties: lower id first).
+type probHeap struct {
+	p   []float64
+	ids []int
+}
+
+func (h *probHeap) Len() int { return len(h.ids) }
+func (h *probHeap) Less(a, b int) bool {
+	pa, pb := h.p[h.ids[a]], h.p[h.ids[b]]
+	return pa > pb || pa == pb && h.ids[a] < h.ids[b]
+}
+func (h *probHeap) Swap(a, b int) { h.ids[a], h.ids[b] = h.ids[b], h.ids[a] }
+func (h *probHeap) Push(x any)    { h.ids = append(h.ids, x.(int)) }
+func (h *probHeap) Pop() any {
+	x := h.ids[len(h.ids)-1]
+	h.ids = h.ids[:len(h.ids)-1]
+	return x
 }
 
 // drawIndex draws i with probability mass[i]/total.

@@ -100,6 +100,11 @@ func TestCloseFrame(t *testing.T) {
 			t.Errorf("closeFrame(%q) = %q does not parse: %v", tc.text, got, err)
 		}
 	}
+	// A dead end the prefix check lets through is cut back, then closed.
+	dead := `<|line_sep|><|arg_sep|>{"n": "7", "b": "7", "b":`
+	if got, ok := closeOrCutBack(dead, format.Forward); !ok || format.CheckFrame(got, format.Forward) != format.Complete {
+		t.Errorf("closeOrCutBack(%q) = %q, %v", dead, got, ok)
+	}
 	if _, ok := closeFrame("<|src_sep|>", format.Forward); ok {
 		t.Error("closed an invalid frame")
 	}

@@ -68,7 +68,11 @@ func TestTrainedModelPredicts(t *testing.T) {
 	}
 	// A 50k-parameter model trained for seconds learns the structure (which
 	// frame comes next) and some of the values.
-	t.Logf("frame kind right %d/%d, exact match %d/%d", kinds, len(prompts), exact, len(prompts))
+	st := p.Stats()
+	t.Logf("frame kind right %d/%d, exact match %d/%d; drafts: %+v, %.2f tokens per pass", kinds, len(prompts), exact, len(prompts), st, float64(st.Tokens)/float64(st.Passes))
+	if st.Accepted == 0 {
+		t.Fatalf("no draft token was ever accepted: %+v", st)
+	}
 	if kinds*10 < 8*len(prompts) || exact*10 < len(prompts) {
 		t.Fatalf("kind %d/%d, exact %d/%d: the trained model should do better", kinds, len(prompts), exact, len(prompts))
 	}

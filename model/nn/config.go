@@ -26,6 +26,7 @@ type Config struct {
 // tokenizer when a model is created.
 var Configs = map[string]Config{
 	"tiny":  {Dim: 32, HiddenDim: 96, Layers: 2, Heads: 4, MaxSeq: 256, RopeTheta: 10000, NormEps: 1e-5},
+	"mini":  {Dim: 128, HiddenDim: 352, Layers: 4, Heads: 4, MaxSeq: 1024, RopeTheta: 10000, NormEps: 1e-5},
 	"small": {Dim: 256, HiddenDim: 688, Layers: 6, Heads: 8, MaxSeq: 1024, RopeTheta: 10000, NormEps: 1e-5},
 	"base":  {Dim: 384, HiddenDim: 1024, Layers: 8, Heads: 6, MaxSeq: 2048, RopeTheta: 10000, NormEps: 1e-5},
 }

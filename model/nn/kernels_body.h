@@ -6,6 +6,10 @@
 #include <string.h>
 #include <math.h>
 
+// Without trapping math gcc if-converts the clamps (AVX2 has no masked ops);
+// without errno sqrtf becomes an instruction. cgo refuses these as flags.
+#pragma GCC optimize("no-trapping-math", "no-math-errno")
+
 
 // vexp: the same Cephes expf polynomial as the Go expf, branch-free so
 // loops over it vectorise. Inputs are clamped to [-87, 88].

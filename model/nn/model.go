@@ -219,7 +219,13 @@ func (m *Model) Forward(tokens []int32, B, T int, targets []int32) (float32, err
 		}
 	}
 	a := m.activationsFor(B, T)
-	a.tokens, a.targets, a.backwardReady = tokens, targets, false
+	// own copies: the caller may reuse its buffers before Backward
+	a.tokens, a.backwardReady = append(a.tokens[:0], tokens...), false
+	a.targets = nil
+	if targets != nil {
+		a.targets = append(make([]int32, 0, len(targets)), targets...)
+	}
+	targets = a.targets
 	N, C, F, V, H, Dh := B*T, c.Dim, c.HiddenDim, c.Vocab, c.Heads, c.HeadDim()
 	eps := float32(c.NormEps)
 

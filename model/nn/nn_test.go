@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"math"
@@ -247,7 +248,7 @@ func readFloat64s(t *testing.T, path string) []float64 {
 		t.Fatal(err)
 	}
 	out := make([]float64, len(b)/8)
-	binary.Read(bytesReader(b), binary.LittleEndian, out)
+	binary.Read(bytes.NewReader(b), binary.LittleEndian, out)
 	return out
 }
 

@@ -217,7 +217,7 @@ class Logger(object):
         if not self.quiet and (now - self.last_print > 2 or rec["step"] == total or "val_loss" in rec):
             self.last_print = now
             extra = " val %.4f" % rec["val_loss"] if "val_loss" in rec else ""
-            print("step %d/%d loss %.4f%s lr %.2e %.0f tok/s" % (rec["step"], total, rec["loss"], extra,
+            print("step %d/%s loss %.4f%s lr %.2e %.0f tok/s" % (rec["step"], total if total < 10 ** 9 else "?", rec["loss"], extra,
                                                                 rec["lr"], rec["tokens_per_s"]), file=sys.stderr, flush=True)
 
 
@@ -229,6 +229,10 @@ def main(argv=None):
     dd = Dist("cuda" if want_cuda else "cpu")
     device = pick_device(args.device, dd)
     dd.device = device
+    if device.type == "cuda":
+        # TF32 for whatever autocast leaves in float32 (bf16 autocast is the default).
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
     pdtype = {"float32": torch.float32, "float64": torch.float64}.get(args.dtype)
     if pdtype is None:
         raise SystemExit("train: --dtype %r: want float32 or float64" % args.dtype)
@@ -251,7 +255,9 @@ def main(argv=None):
     if args.resume:
         if not os.path.exists(ckpt_path):
             raise SystemExit("train: --resume: %s does not exist" % ckpt_path)
-        ckpt = torch.load(ckpt_path, map_location="cpu")
+        # Our own file: torch >= 2.6 loads weights only by default, which also works, but be explicit.
+        kw = {"weights_only": False} if "weights_only" in inspect.signature(torch.load).parameters else {}
+        ckpt = torch.load(ckpt_path, map_location="cpu", **kw)
         o = ckpt["options"]
         data = D.TrainData(args.data, args.watch or None, ckpt.get("watch_loaded", []))
         m0, m1 = ckpt["data"], data.meta
@@ -298,26 +304,37 @@ def main(argv=None):
         net.load_hf_state(hf.read_weights(args.init))
     net = net.to(device=device, dtype=pdtype)
     if dd.main:
-        print("ndb_torch: %s, %d parameters, torch %s on %s%s, %d process(es), amp %s; %d steps of %dx%d tokens; data: %d train / %d val tokens"
+        print("ndb_torch: %s, %d parameters, torch %s on %s%s, %d process(es), amp %s; %s steps of %dx%d tokens; data: %d train / %d val tokens"
               % (cfg, cfg.num_params(), torch.__version__, device, "" if not args.fsdp else " (FSDP)", dd.world, amp,
-                 o["steps"], B, T, len(data.train), len(data.val)), file=sys.stderr, flush=True)
+                 "%.0fs of" % args.time if args.time > 0 else o["steps"], B, T, len(data.train), len(data.val)), file=sys.stderr, flush=True)
 
     # Wrapping: DDP averages gradients; FSDP shards parameters (use_orig_params
     # keeps per-tensor weight decay).
     model = net
     if args.fsdp:
         from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
-        from torch.distributed.fsdp.wrap import ModuleWrapPolicy
+        from torch.distributed.fsdp import wrap as fsdp_wrap
         from .model import DecoderLayer
-        model = FSDP(net, auto_wrap_policy=ModuleWrapPolicy({DecoderLayer}), use_orig_params=True,
+        if hasattr(fsdp_wrap, "ModuleWrapPolicy"):  # torch >= 2.1
+            policy = fsdp_wrap.ModuleWrapPolicy({DecoderLayer})
+        else:
+            import functools
+            policy = functools.partial(fsdp_wrap.transformer_auto_wrap_policy, transformer_layer_cls={DecoderLayer})
+        # use_orig_params keeps one parameter per tensor: weight decay stays per tensor.
+        model = FSDP(net, auto_wrap_policy=policy, use_orig_params=True,
                      device_id=device if device.type == "cuda" else None)
     elif dd.enabled:
         model = torch.nn.parallel.DistributedDataParallel(net, device_ids=[device.index] if device.type == "cuda" else None)
     opt = make_optimizer(list(model.named_parameters()), o, device)
     if ckpt is not None:
         if args.fsdp:
-            osd = FSDP.optim_state_dict_to_load(model, opt, ckpt["optimizer"]) if hasattr(FSDP, "optim_state_dict_to_load") \
-                else FSDP.shard_full_optim_state_dict(ckpt["optimizer"], model)
+            if hasattr(FSDP, "optim_state_dict_to_load"):
+                try:  # torch >= 2.1: (model, optim, state); 2.0: (state, model, optim)
+                    osd = FSDP.optim_state_dict_to_load(model, opt, ckpt["optimizer"])
+                except TypeError:
+                    osd = FSDP.optim_state_dict_to_load(ckpt["optimizer"], model, opt)
+            else:
+                osd = FSDP.shard_full_optim_state_dict(ckpt["optimizer"], model)
             opt.load_state_dict(osd)
         else:
             opt.load_state_dict(ckpt["optimizer"])
@@ -386,17 +403,22 @@ def main(argv=None):
         model.train()
         return (tot[0] / tot[1]).item()
 
-    log.truncate(step) if args.resume else (os.path.exists(log.path) and dd.main and os.remove(log.path))
+    if args.resume:
+        log.truncate(step)
+    elif dd.main and os.path.exists(log.path):
+        os.remove(log.path)
     log_every = args.log_every or (10 if device.type == "cuda" else 1)
     deadline = time.time() + args.time if args.time > 0 else None
     calibrate_at = None
     if args.time > 0:
-        # The cosine needs the total: time the first steps (during warmup, so
-        # no learning rate used so far depends on it), then size the run to
-        # 95% of the remaining budget.
-        calibrate_at = step + max(3, min(o["warmup"], 30))
+        # The cosine needs the total: time the first steps (within warmup
+        # where possible, so no learning rate used so far depends on it; the
+        # first half of the window is left out: compilation, caches), then
+        # size the run to 95% of the remaining budget.
+        calibrate_at = step + max(8, min(o["warmup"], 60))
         o["steps"] = step + 10 ** 9
     t_start = time.time()
+    step0 = step
     run_tokens = 0
     pending = []
     t_cal = None
@@ -424,8 +446,19 @@ def main(argv=None):
         for g in opt.param_groups:
             g["lr"] = lr
         opt.zero_grad(set_to_none=True)
-        with autocast():
-            _, loss = train_model(x, y)
+        try:
+            with autocast():
+                _, loss = train_model(x, y)
+        except Exception as e:  # torch.compile failing on this machine: run eager
+            if train_model is model:
+                raise
+            if dd.main:
+                print("ndb_torch: torch.compile failed (%s: %s); running eager" % (type(e).__name__, str(e)[:200]),
+                      file=sys.stderr, flush=True)
+            train_model = model
+            opt.zero_grad(set_to_none=True)
+            with autocast():
+                _, loss = model(x, y)
         loss.backward()
         if args.fsdp:
             gnorm = model.clip_grad_norm_(o["clip_norm"])
@@ -436,14 +469,14 @@ def main(argv=None):
         tokens_seen += B * T
         run_tokens += B * T
         pending.append((step, lr, loss.detach(), torch.as_tensor(gnorm).detach(), tokens_seen))
-        if calibrate_at is not None and step == calibrate_at - 2:
+        if calibrate_at is not None and step == calibrate_at - (calibrate_at - step0) // 2:
             if device.type == "cuda":
                 torch.cuda.synchronize()
-            t_cal = time.time()
+            t_cal, s_cal = time.time(), step
         if calibrate_at is not None and step == calibrate_at:
             if device.type == "cuda":
                 torch.cuda.synchronize()
-            per_step = dd.mean((time.time() - t_cal) / 2)
+            per_step = dd.mean((time.time() - t_cal) / (step - s_cal))
             left = deadline - time.time()
             # Validation and checkpoints take time too; the deadline stops
             # the run if the estimate was optimistic.
