@@ -127,6 +127,8 @@ func Train(ctx context.Context, job Job) (*Result, error) {
 		if _, err := ShardFiles(job.DataDir); err != nil {
 			return nil, err
 		}
+	} else if tok == nil {
+		return nil, fmt.Errorf("train: %s is packed data: give the tokenizer it was packed with (--tokenizer, --init or --resume)", job.DataDir)
 	}
 	if tok == nil {
 		vocab := job.Vocab

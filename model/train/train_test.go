@@ -129,6 +129,13 @@ func TestTrainBadInput(t *testing.T) {
 		{"no shards", tinyJob(t, empty, out, 5), "no .jsonl shards"},
 		{"resume nothing", func() Job { j := tinyJob(t, writeShards(t, 3, 1), out, 5); j.Resume = true; return j }(), "--resume"},
 		{"bad config", func() Job { j := tinyJob(t, writeShards(t, 3, 1), out, 5); j.Config = "huge"; return j }(), "unknown --config"},
+		{"packed without tokenizer", func() Job {
+			dir := t.TempDir()
+			if _, err := Pack(writeShards(t, 3, 1), dir, newByteTokenizer(), PackOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			return tinyJob(t, dir, out, 5)
+		}(), "give the tokenizer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Train(context.Background(), tc.job)
