@@ -175,8 +175,10 @@ func startServer(t *testing.T, reg *engine.Registry) (*client, func()) {
 	}
 }
 
+// program is the engine package's calls.py fixture, shared by the front
+// ends' tests rather than copied.
 func program(t *testing.T) string {
-	p, err := filepath.Abs(filepath.Join("testdata", "calls.py"))
+	p, err := filepath.Abs(filepath.Join("..", "engine", "testdata", "calls.py"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math/bits"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
+	"ndb/internal/atomicfile"
 	"ndb/tracer"
 )
 
@@ -448,33 +451,12 @@ func textByAction(text string) map[string]string {
 
 // writeAtomic writes data to a temporary file in the same folder, syncs it
 // and renames it to path.
-func writeAtomic(path string, data []byte) error {
-	tmp := fmt.Sprintf("%s.tmp-%d", path, os.Getpid())
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
-}
+func writeAtomic(path string, data []byte) error { return atomicfile.WriteFile(path, data) }
 
 // removeTemps deletes what a killed run left of shard s.
 func removeTemps(dir string, s int) {
 	for _, name := range []string{ShardName(s), metaName(s)} {
-		matches, _ := filepath.Glob(filepath.Join(dir, name+".tmp-*"))
+		matches, _ := filepath.Glob(filepath.Join(dir, atomicfile.TempPattern(name)))
 		for _, m := range matches {
 			os.Remove(m)
 		}
@@ -582,7 +564,7 @@ func (s *Summary) Write(w io.Writer) {
 		fmt.Fprintf(w, "skipped units: %s\n", fmtCounts(s.Skipped))
 	}
 	fmt.Fprintf(w, "exits: %s\n", fmtCounts(s.Exits))
-	for _, d := range sortedKeys(s.Steps) {
+	for _, d := range slices.Sorted(maps.Keys(s.Steps)) {
 		total := 0
 		for _, v := range s.Chars[d] {
 			total += v
@@ -596,7 +578,7 @@ func (s *Summary) Write(w io.Writer) {
 		} else {
 			fmt.Fprintf(w, "%s: %d characters (no --tokenizer: no token counts)\n", d, total)
 		}
-		for _, a := range sortedKeys(s.Chars[d]) {
+		for _, a := range slices.Sorted(maps.Keys(s.Chars[d])) {
 			fmt.Fprintf(w, "  %-14s steps %8d  characters %10d", a, s.Steps[d][a], s.Chars[d][a])
 			if s.Tokens != nil {
 				fmt.Fprintf(w, "  tokens %9d", s.Tokens[d][a])
@@ -617,17 +599,8 @@ func (s *Summary) Write(w io.Writer) {
 
 func fmtCounts(m map[string]int) string {
 	var parts []string
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
 	}
 	return strings.Join(parts, ", ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

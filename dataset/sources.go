@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"ndb/dataset/synth"
+	"ndb/internal/paths"
 	"ndb/tracer"
 )
 
@@ -47,26 +48,11 @@ const (
 // ../shared/data relative to the repository root (the nearest folder above
 // the working directory holding go.mod).
 func DataDir(flag string) (string, error) {
-	if flag != "" {
-		return flag, nil
-	}
-	if env := os.Getenv("NDB_DATA_DIR"); env != "" {
-		return env, nil
-	}
-	dir, err := os.Getwd()
+	dir, err := paths.DataDir(flag)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("dataset: %w", err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared", "data"), nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("dataset: no --data-dir, no NDB_DATA_DIR, and no go.mod above the working directory")
-		}
-		dir = parent
-	}
+	return dir, nil
 }
 
 // NormalizeCode collapses all white space runs to one space, for comparing

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"ndb/internal/paths"
 )
 
 // dataDir finds the shared data for tests, or skips.
@@ -150,6 +152,9 @@ func TestDataDir(t *testing.T) {
 }
 
 func mustRepoRoot(t *testing.T) string {
-	wd, _ := os.Getwd()
-	return filepath.Dir(wd) // this package lives one level below the root
+	root, err := paths.RepoRoot("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
 }

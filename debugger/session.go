@@ -48,6 +48,10 @@ type Command struct {
 	Backward bool   `json:"backward,omitempty"`
 }
 
+// Reverse reports whether c moves backwards in time: an inverse action, or
+// a reverse continue.
+func (c Command) Reverse() bool { return c.Action.Inverse() || (c.Action == Continue && c.Backward) }
+
 // Step is one entry of a session's history: the command and where it
 // stopped. The first entry of a history is the start: zero Command.
 type Step struct {
@@ -161,10 +165,41 @@ func (s *Session) Breaks() []int {
 	return out
 }
 
-// Replace replaces the current stop: a neural session's counterfactual
-// (`set NAME = VALUE`); the next command continues from the edited stop.
-// The trace backend answers from the stop's position and ignores edits.
-func (s *Session) Replace(st Stop) { s.history[len(s.history)-1].Stop = st }
+// ErrAmendStart is returned by Amend at the start: the first stop is the
+// program's known entry, not a prediction, and a backend may derive it again
+// (a model engine does after inv_exit_entry), which would drop the edit.
+var ErrAmendStart = errors.New("the start of the run cannot be edited")
+
+// Amend replaces the current stop's values (Locals and Arg) with stop's: a
+// neural session's counterfactual (`set NAME = VALUE`); the next command
+// continues from the edited stop, since the history is a model's context.
+// The position must stay: stop must have the current stop's Event, Lineno,
+// Function, Depth, Src, Frame, Gen, Exit and Index, else it is a different
+// step (use Do). Amend refuses the start (ErrAmendStart) and exits (they have
+// no state). The trace backend answers from the stop's position, so edits do
+// not change what it answers.
+func (s *Session) Amend(stop Stop) error {
+	cur := s.Current()
+	switch {
+	case len(s.history) == 1:
+		return ErrAmendStart
+	case cur.IsExit():
+		return errors.New("an exit has no state to edit")
+	}
+	if !stop.samePosition(cur) {
+		return fmt.Errorf("amend must keep the stop's position (%s at line %d of %s), got %s at line %d of %s",
+			cur.Event, cur.Lineno, cur.Function, stop.Event, stop.Lineno, stop.Function)
+	}
+	stop.Locals = slices.Clone(stop.Locals) // the history owns its stops
+	s.history[len(s.history)-1].Stop = stop
+	return nil
+}
+
+// samePosition reports whether a and b agree on every field but the values.
+func (a Stop) samePosition(b Stop) bool {
+	return a.Event == b.Event && a.Lineno == b.Lineno && a.Function == b.Function && a.Depth == b.Depth &&
+		a.Src == b.Src && a.Frame == b.Frame && a.Gen == b.Gen && a.Exit == b.Exit && a.Index == b.Index
+}
 
 // Back drops the last step (a neural session's undo) and returns the stop
 // it goes back to; false at the start.
@@ -188,7 +223,7 @@ func (s *Session) Do(ctx context.Context, cmd Command) (Stop, error) {
 		return s.Current(), fmt.Errorf("unknown action %q", cmd.Action)
 	}
 	cur := s.Current()
-	backward := cmd.Action.Inverse() || (cmd.Action == Continue && cmd.Backward)
+	backward := cmd.Reverse()
 	if cur.IsExit() && !backward && cur.Exit != ExitInvEntry {
 		return cur, ErrExited
 	}

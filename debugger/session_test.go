@@ -193,3 +193,102 @@ func TestSessionRepeatsContinueForSharedText(t *testing.T) {
 	}
 	runSessionTable(t, s, []sessionStep{{"rc emulated", Command{Action: Continue, Backward: true}, 1, ""}})
 }
+
+// recording is a predictive backend that keeps the stop each Next call saw
+// as the current one: what a model would read as its context.
+type recording struct {
+	predictive
+	seen []Stop
+}
+
+func (r *recording) Next(ctx context.Context, h []Step, c Command) (Stop, error) {
+	r.seen = append(r.seen, h[len(h)-1].Stop)
+	return r.predictive.Next(ctx, h, c)
+}
+
+func TestSessionAmend(t *testing.T) {
+	ctx := context.Background()
+	b := &recording{predictive: predictive{NewTree(twoCalls())}}
+	s, err := NewSession(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := s.Current()
+	edit := start
+	edit.Locals = tracer.Locals{{Name: "n", Value: "1"}}
+	if err := s.Amend(edit); !errors.Is(err, ErrAmendStart) {
+		t.Fatalf("amend at the start: %v, want ErrAmendStart", err)
+	}
+	runSessionTable(t, s, []sessionStep{{"s", Command{Action: StepInto}, 1, ""}, {"s into f", Command{Action: StepInto}, 2, ""}})
+
+	cur := s.Current()
+	locals := tracer.Locals{{Name: "n", Value: "10"}}
+	edit = cur
+	edit.Locals = locals
+	if err := s.Amend(edit); err != nil {
+		t.Fatal(err)
+	}
+	locals[0].Value = "changed by the caller"
+	if v, _ := s.Current().Locals.Get("n"); v != "10" {
+		t.Fatalf("current locals %v, want n = 10 (a copy of the caller's slice)", s.Current().Locals)
+	}
+	if len(s.History()) != 3 {
+		t.Fatalf("amend must not add a step: history has %d", len(s.History()))
+	}
+	runSessionTable(t, s, []sessionStep{{"n", Command{Action: StepOver}, 3, ""}})
+	if got := b.seen[len(b.seen)-1]; len(got.Locals) != 1 || got.Locals[0].Value != "10" {
+		t.Errorf("the next command's context has locals %v, want the edited n = 10", got.Locals)
+	}
+
+	// Anything but the values moves the stop: refused, and nothing changes.
+	before := s.Current()
+	moves := map[string]func(*Stop){
+		"event":    func(st *Stop) { st.Event = tracer.EventCall },
+		"line":     func(st *Stop) { st.Lineno++ },
+		"function": func(st *Stop) { st.Function = "g" },
+		"depth":    func(st *Stop) { st.Depth++ },
+		"src":      func(st *Stop) { st.Src = "x" },
+		"frame":    func(st *Stop) { st.Frame++ },
+		"index":    func(st *Stop) { st.Index++ },
+		"exit":     func(st *Stop) { st.Event, st.Exit = EventExit, tracer.ExitNormal },
+	}
+	for name, move := range moves {
+		edit := before
+		edit.Arg = "99"
+		move(&edit)
+		if err := s.Amend(edit); err == nil {
+			t.Errorf("amend that changes the %s: want an error", name)
+		}
+	}
+	if got := s.Current(); got.Arg != before.Arg || got.Lineno != before.Lineno {
+		t.Errorf("a refused amend changed the stop: %+v", got)
+	}
+
+	runSessionTable(t, s, []sessionStep{{"c", Command{Action: Continue}, -1, tracer.ExitNormal}})
+	exit := s.Current()
+	exit.Arg = "x"
+	if err := s.Amend(exit); err == nil {
+		t.Error("amend at an exit: want an error")
+	}
+}
+
+func TestCommandReverse(t *testing.T) {
+	for _, c := range []struct {
+		cmd  Command
+		want bool
+	}{
+		{Command{Action: StepInto}, false},
+		{Command{Action: StepOver, Until: true}, false},
+		{Command{Action: Continue}, false},
+		{Command{Action: Breakpoint, Src: "x = 1"}, false},
+		{Command{Action: StepInto, Backward: true}, false}, // Backward refines Continue only
+		{Command{Action: Continue, Backward: true}, true},
+		{Command{Action: InvStepInto}, true},
+		{Command{Action: InvStepOver}, true},
+		{Command{Action: InvStepCall}, true},
+	} {
+		if got := c.cmd.Reverse(); got != c.want {
+			t.Errorf("%+v.Reverse() = %v, want %v", c.cmd, got, c.want)
+		}
+	}
+}

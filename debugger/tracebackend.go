@@ -94,7 +94,7 @@ func (b *TraceBackend) Next(ctx context.Context, history []Step, cmd Command) (S
 	if !ok {
 		return Stop{}, fmt.Errorf("trace backend: cannot continue from a stop that is not in the trace")
 	}
-	inverse := cmd.Action.Inverse() || (cmd.Action == Continue && cmd.Backward)
+	inverse := cmd.Reverse()
 	if inverse {
 		var q Pos
 		if cmd.Action == Continue {

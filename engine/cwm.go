@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"ndb/debugger"
 	"ndb/format"
@@ -23,10 +22,7 @@ import (
 //
 // A CWM backend belongs to one session; a mutex serialises its methods.
 type CWM struct {
-	prog      tracer.Program
-	source    string
-	ix        *sourceIndex
-	pred      Predictor
+	predicted
 	entryLine int
 	start     debugger.Stop
 
@@ -34,13 +30,8 @@ type CWM struct {
 	// stops with exit never.
 	MaxRollout int
 
-	mu       sync.Mutex
-	base     Draw
-	resample bool
-	draws    uint64
-	frames   []cwmState // the rollout
-	marks    []int      // marks[i]: the rollout index of history[i]'s stop
-	lastRaw  string
+	frames []cwmState // the rollout
+	marks  []int      // marks[i]: the rollout index of history[i]'s stop
 }
 
 // cwmState is one predicted frame, placed.
@@ -51,14 +42,10 @@ type cwmState struct {
 
 // NewCWM returns a CWM backend for p over pred.
 func NewCWM(p tracer.Program, pred Predictor, base Draw) (*CWM, error) {
-	if pred == nil {
-		return nil, errors.New("engine: no predictor")
+	b := &CWM{MaxRollout: 500}
+	if err := b.init(p, pred, base); err != nil {
+		return nil, err
 	}
-	source := programSource(p)
-	if format.ContainsSpecialToken(source) {
-		return nil, errors.New("engine: the program text contains a special token of the model's format")
-	}
-	b := &CWM{prog: p, source: source, ix: newSourceIndex(source), pred: pred, base: base, MaxRollout: 500}
 	st, _, err := staticStart(b.ix, p)
 	if err != nil {
 		return nil, err
@@ -66,26 +53,6 @@ func NewCWM(p tracer.Program, pred Predictor, base Draw) (*CWM, error) {
 	st.Frame = 1
 	b.start, b.entryLine = st, st.Lineno
 	return b, nil
-}
-
-// Source is the program text line numbers refer to.
-func (b *CWM) Source() string { return b.source }
-
-// Program is the program this backend predicts.
-func (b *CWM) Program() tracer.Program { return b.prog }
-
-// Resample makes the next predicted frame a sample (ResampleDraw).
-func (b *CWM) Resample() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.resample = true
-}
-
-// LastRaw is the text the predictor wrote for the latest frame.
-func (b *CWM) LastRaw() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.lastRaw
 }
 
 // Start returns the entry's call (or a script's first line); it is known.
@@ -152,7 +119,7 @@ func (b *CWM) Next(ctx context.Context, history []debugger.Step, cmd debugger.Co
 		return debugger.Stop{}, err
 	}
 	cur := history[len(history)-1].Stop
-	backward := cmd.Action.Inverse() || cmd.Action == debugger.Continue && cmd.Backward
+	backward := cmd.Reverse()
 	if cur.IsExit() {
 		switch {
 		case cur.Exit == debugger.ExitInvEntry && !backward:
@@ -320,21 +287,10 @@ func (b *CWM) predictNext(ctx context.Context, pos int) error {
 	if err != nil {
 		return err
 	}
-	d := b.base
-	if b.resample {
-		b.resample, b.draws = false, b.draws+1
-		d = ResampleDraw
-		d.Seed = b.draws
-	}
-	outs, err := b.pred.Predict(ctx, prompt, 1, d)
+	text, err := b.ask(ctx, prompt)
 	if err != nil {
 		return err
 	}
-	if len(outs) == 0 {
-		return errors.New("engine: the predictor returned nothing")
-	}
-	b.lastRaw = outs[0]
-	text := outs[0]
 	if t := strings.TrimSpace(text); t == "" || strings.HasPrefix(t, format.TokEndOfText) {
 		b.frames = append(b.frames, cwmState{ended: true})
 		return nil

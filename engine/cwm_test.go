@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -15,6 +13,7 @@ import (
 	"ndb/debugger"
 	"ndb/engine/openai"
 	"ndb/format"
+	"ndb/internal/testnet"
 	"ndb/tracer"
 )
 
@@ -131,7 +130,7 @@ func TestCWMEngineOverHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	or := &cwmOracle{t: t, source: tr.Source, states: tr.States}
-	srv := loopbackServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := testnet.Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Prompt string   `json:"prompt"`
 			Stop   []string `json:"stop"`
@@ -170,18 +169,4 @@ func TestCWMEngineOverHTTP(t *testing.T) {
 	if int(or.calls.Load()) != len(tr.States) {
 		t.Errorf("%d predictions for a trace of %d states (the last one ends it)", or.calls.Load(), len(tr.States))
 	}
-}
-
-func loopbackServer(t *testing.T, h http.Handler) *httptest.Server {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewUnstartedServer(h)
-	srv.Listener.Close()
-	srv.Listener = l
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv
 }

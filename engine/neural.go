@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"ndb/debugger"
 	"ndb/format"
@@ -52,33 +51,20 @@ const maxContextFrames = 256
 // A Neural backend belongs to one session; its methods are serialised by a
 // mutex so that a front end may call Resample from another goroutine.
 type Neural struct {
-	prog   tracer.Program
-	source string
-	ix     *sourceIndex
-	pred   Predictor
+	predicted
 	start  debugger.Stop
 	script bool
 
 	// MaxRollout bounds the predictions of one rolled-out command.
 	MaxRollout int
-
-	mu       sync.Mutex
-	draws    uint64 // how many resamples so far: the next seed
-	resample bool   // the next prediction is sampled (ResampleDraw), not greedy
-	base     Draw   // decoding of ordinary predictions
-	lastRaw  string
 }
 
 // NewNeural returns a backend predicting p's states with pred.
 func NewNeural(p tracer.Program, pred Predictor, base Draw) (*Neural, error) {
-	if pred == nil {
-		return nil, errors.New("engine: no predictor")
+	b := &Neural{MaxRollout: 200}
+	if err := b.init(p, pred, base); err != nil {
+		return nil, err
 	}
-	source := programSource(p)
-	if format.ContainsSpecialToken(source) {
-		return nil, errors.New("engine: the program text contains a special token of the model's format")
-	}
-	b := &Neural{prog: p, source: source, ix: newSourceIndex(source), pred: pred, base: base, MaxRollout: 200}
 	st, script, err := staticStart(b.ix, p)
 	if err != nil {
 		return nil, err
@@ -121,29 +107,8 @@ func staticStart(ix *sourceIndex, p tracer.Program) (debugger.Stop, bool, error)
 	return debugger.Stop{}, false, errors.New("engine: the program has no statement")
 }
 
-// Source is the program text line numbers refer to.
-func (b *Neural) Source() string { return b.source }
-
-// Program is the program this backend predicts (for verify).
-func (b *Neural) Program() tracer.Program { return b.prog }
-
 // Start returns the first stop (not predicted: it is known).
 func (b *Neural) Start(ctx context.Context) (debugger.Stop, error) { return b.start, nil }
-
-// Resample makes the next prediction a sample (ResampleDraw with a fresh
-// seed) instead of the greedy answer.
-func (b *Neural) Resample() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.resample = true
-}
-
-// LastRaw is the text the predictor wrote for the latest prediction.
-func (b *Neural) LastRaw() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.lastRaw
-}
 
 // ErrBackFromEnd says a model cannot step backwards from a forward exit.
 var ErrBackFromEnd = errors.New("a model engine cannot step back from the program's end (its text has no state there); use back to undo")
@@ -156,7 +121,7 @@ func (b *Neural) Next(ctx context.Context, history []debugger.Step, cmd debugger
 		return debugger.Stop{}, errors.New("engine: empty history")
 	}
 	cur := history[len(history)-1].Stop
-	backward := cmd.Action.Inverse() || cmd.Action == debugger.Continue && cmd.Backward
+	backward := cmd.Reverse()
 	if cur.IsExit() {
 		switch {
 		case cur.Exit == debugger.ExitInvEntry && !backward:
@@ -402,22 +367,11 @@ func (b *Neural) predict(ctx context.Context, hist []debugger.Step, step format.
 	if err != nil {
 		return debugger.Stop{}, err
 	}
-	d := b.base
-	if b.resample {
-		b.resample = false
-		b.draws++
-		d = ResampleDraw
-		d.Seed = b.draws
-	}
-	outs, err := b.pred.Predict(ctx, prompt, 1, d)
+	out, err := b.ask(ctx, prompt)
 	if err != nil {
 		return debugger.Stop{}, err
 	}
-	if len(outs) == 0 {
-		return debugger.Stop{}, errors.New("engine: the predictor returned nothing")
-	}
-	b.lastRaw = outs[0]
-	f, err := parseFrame(outs[0], step.Action.Inverse())
+	f, err := parseFrame(out, step.Action.Inverse())
 	if err != nil {
 		return debugger.Stop{}, fmt.Errorf("engine: the model wrote no valid frame: %w", err)
 	}

@@ -59,10 +59,7 @@ func Resample(ctx context.Context, s *debugger.Session) (debugger.Stop, error) {
 // SetLocal edits a predicted local of the current stop (a counterfactual):
 // the next prediction continues from the edited state, since the history is
 // the model's context. value is the new repr text, e.g. "5" or "'abc'".
-//
-// debugger.Session has no edit hook, so this replaces the current stop's
-// Locals slice in the session's history (a fresh slice: nothing else
-// shares it).
+// It goes through debugger.Session.Amend, so the start cannot be edited.
 func SetLocal(s *debugger.Session, name, value string) (debugger.Stop, error) {
 	if !IsPredicted(s) {
 		return s.Current(), ErrNotPredicted
@@ -89,8 +86,10 @@ func SetLocal(s *debugger.Session, name, value string) (debugger.Stop, error) {
 	if !found {
 		locals = append(locals, tracer.Var{Name: name, Value: value})
 	}
-	h := s.History()
-	h[len(h)-1].Stop.Locals = locals
+	cur.Locals = locals
+	if err := s.Amend(cur); err != nil {
+		return s.Current(), fmt.Errorf("set: %w", err)
+	}
 	return s.Current(), nil
 }
 

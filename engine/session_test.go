@@ -3,14 +3,14 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"net"
+	"errors"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"ndb/debugger"
 	"ndb/engine/openai"
+	"ndb/internal/testnet"
 )
 
 const fibLine = "<|line_sep|><|arg_sep|>{}<|src_sep|>    return fib(2)<|action_sep|>"
@@ -61,6 +61,9 @@ func TestSetLocalIsTheContextOfTheNextPrediction(t *testing.T) {
 	nb, _ := NewNeural(p, or, Draw{})
 	ctx := context.Background()
 	s, _ := debugger.NewSession(ctx, nb)
+	if _, err := SetLocal(s, "x", "1"); !errors.Is(err, debugger.ErrAmendStart) {
+		t.Errorf("set at the start (not a prediction): %v, want ErrAmendStart", err)
+	}
 	for range 3 {
 		if _, err := s.Do(ctx, debugger.Command{Action: debugger.StepInto}); err != nil {
 			t.Fatal(err)
@@ -170,7 +173,7 @@ func TestVerifyMarksDivergences(t *testing.T) {
 // and place the answers.
 func TestOpenAIEngineEndToEnd(t *testing.T) {
 	var prompts []string
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := testnet.Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Model  string   `json:"model"`
 			Prompt string   `json:"prompt"`
@@ -188,14 +191,6 @@ func TestOpenAIEngineEndToEnd(t *testing.T) {
 		}
 		json.NewEncoder(w).Encode(map[string]any{"choices": []map[string]any{{"index": 0, "text": text, "finish_reason": "stop"}}})
 	}))
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Listener.Close()
-	srv.Listener = l
-	srv.Start()
-	defer srv.Close()
 	t.Setenv("NDB_OPENAI_MODEL", "ndb-test")
 	t.Setenv("NDB_OPENAI_API_KEY", "k")
 	e, err := New("openai", Options{OpenAI: openai.Config{BaseURL: srv.URL + "/v1"}})

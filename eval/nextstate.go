@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -326,8 +327,9 @@ type NextStateReport struct {
 	// skipped (10 bins of 0.1) and per number of inserted steps.
 	HorizonBins  map[string][]*Score       `json:"-"`
 	HorizonSteps map[string]map[int]*Score `json:"-"`
-	Dropped      int                       `json:"dropped"` // examples the engine's route could not follow
-	Errors       int                       `json:"errors"`  // predictions that failed (counted as wrong)
+	Dropped      int                       `json:"dropped"`                 // examples the engine's route could not follow
+	Errors       int                       `json:"errors"`                  // predictions that failed (counted as wrong)
+	ErrorSamples []string                  `json:"error_samples,omitempty"` // the first distinct failure messages
 	K            int                       `json:"k,omitempty"`
 	Seconds      float64                   `json:"seconds"`
 	Examples     int                       `json:"examples"`
@@ -388,6 +390,9 @@ func RunNextState(ctx context.Context, exs []*Example, opts NextStateOptions) (*
 				return nil, ctx.Err()
 			}
 			rep.Errors++
+			if msg := err.Error(); len(rep.ErrorSamples) < 5 && !slices.Contains(rep.ErrorSamples, msg) {
+				rep.ErrorSamples = append(rep.ErrorSamples, msg)
+			}
 			pred = format.Frame{} // wrong in every field
 		}
 		m := CompareFrames(pred, want)
@@ -442,7 +447,9 @@ func RunNextState(ctx context.Context, exs []*Example, opts NextStateOptions) (*
 
 // predictByPrompt sends the exact training text of the cut trajectory.
 func predictByPrompt(ctx context.Context, opts NextStateOptions, ex *Example, want format.Frame, n uint64) (format.Frame, bool, error) {
-	prompt, err := format.Prompt(ex.Traj, ex.Cut)
+	// The trajectory's text up to the cut (horizon trajectories end there,
+	// so not format.Prompt, which wants a whole trajectory).
+	prompt, err := format.PromptText(ex.Traj.Source, ex.Traj.Frames[:ex.Cut+1], ex.Traj.Steps[:ex.Cut+1])
 	if err != nil {
 		return format.Frame{}, false, err
 	}

@@ -226,9 +226,22 @@ func TestModelEngineSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, ex := range exs {
+		if ex.Horizon {
+			continue
+		}
+		want, err := format.Prompt(ex.Traj, ex.Cut)
+		got, err2 := format.PromptText(ex.Traj.Source, ex.Traj.Frames[:ex.Cut+1], ex.Traj.Steps[:ex.Cut+1])
+		if err != nil || err2 != nil || got != want {
+			t.Fatalf("the prompt is not the training text: %v %v", err, err2)
+		}
+	}
 	rep, err := RunNextState(ctx, exs, opts)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if rep.Errors != 0 || rep.Dropped != 0 {
+		t.Errorf("%d errors (%q), %d dropped: constrained decoding always gives a frame", rep.Errors, rep.ErrorSamples, rep.Dropped)
 	}
 	total := 0
 	for a, s := range rep.PerAction {

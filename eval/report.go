@@ -25,6 +25,9 @@ func (r *NextStateReport) JSON() map[string]any {
 	out := map[string]any{"engine": r.Engine, "per_action": per, "forward": r.Forward.Summary(),
 		"inverse": r.Inverse.Summary(), "examples": r.Examples, "errors": r.Errors, "dropped": r.Dropped,
 		"seconds": r.Seconds}
+	if len(r.ErrorSamples) > 0 {
+		out["error_samples"] = r.ErrorSamples
+	}
 	if r.K > 1 {
 		out["k"] = r.K
 	}
@@ -268,7 +271,11 @@ func WriteCruxPlot(reps []*CruxReport, file string) error {
 		vals[0] = append(vals[0], r.PassAt1)
 		vals[1] = append(vals[1], r.ExactMatch)
 	}
-	p := groupedBars("CruxEval", cats, []string{"pass@1", "exact match"}, vals)
+	title := "CruxEval"
+	if len(reps) > 0 {
+		title += " (" + reps[0].Engine + ")"
+	}
+	p := groupedBars(title, cats, []string{"pass@1", "exact match"}, vals)
 	p.Y.Label.Text = "%"
 	return p.Save(6*vg.Inch, 4*vg.Inch, file)
 }

@@ -363,10 +363,19 @@ func (sc *frameScanner) locals() FrameStatus {
 				return st
 			}
 		}
+		keyStart := sc.pos
 		name, st := sc.jsonString()
 		if st != Complete {
 			return st
 		}
+		// Reject a repeated key as soon as its string closes: a prefix that
+		// holds one has no valid ending, so constrained decoding must not
+		// reach it.
+		if name != elided && seen[name] {
+			sc.pos = keyStart
+			return sc.fail(fmt.Sprintf("repeated local %q", name))
+		}
+		seen[name] = true
 		if st := sc.expect(": "); st != Complete {
 			return st
 		}
@@ -377,10 +386,6 @@ func (sc *frameScanner) locals() FrameStatus {
 			sc.frame.Locals, sc.frame.Elided = out, true
 			return Complete
 		}
-		if seen[name] {
-			return sc.fail(fmt.Sprintf("repeated local %q", name))
-		}
-		seen[name] = true
 		value, st := sc.jsonString()
 		if st != Complete {
 			return st

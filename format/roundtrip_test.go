@@ -185,6 +185,19 @@ func TestCheckFrame(t *testing.T) {
 		{`<|line_sep|><|arg_sep|>{"a": "1", "..": ".."}<|src_sep|>x<|action_sep|>`, AnyDirection, Complete},
 		{`<|line_sep|><|arg_sep|>{"..": "..", "a": "1"}<|src_sep|>x<|action_sep|>`, AnyDirection, Invalid},
 		{`<|line_sep|><|arg_sep|>{"a": "1", "a": "2"}<|src_sep|>x<|action_sep|>`, AnyDirection, Invalid},
+		// A repeated key is rejected as soon as its string closes, in every layout.
+		{`<|line_sep|><|arg_sep|>{"b": "7", "b"`, AnyDirection, Invalid},
+		{`<|line_sep|><|arg_sep|>{"b": "7", "b":`, AnyDirection, Invalid},
+		{`<|line_sep|><|arg_sep|>{"b": "7", "b": `, AnyDirection, Invalid},
+		{`<|line_sep|><|arg_sep|>{"b": "7", "a": "1", "b"`, AnyDirection, Invalid},
+		{`<|call_sep|><|src_sep|>def f(b):<|arg_sep|>{"b": "7", "b"`, Forward, Invalid},
+		{`<|inv_line_sep|><|src_sep|>x<|arg_sep|>{"b": "7", "b"`, Backward, Invalid},
+		{`<|line_sep|><|arg_sep|>{"b": "7", "b"`, AnyDirection, Invalid}, // same key, escaped
+		// A key that is still open, or only shares a prefix, may yet differ.
+		{`<|line_sep|><|arg_sep|>{"b": "7", "b`, AnyDirection, Partial},
+		{`<|line_sep|><|arg_sep|>{"b": "7", "bc"`, AnyDirection, Partial},
+		{`<|line_sep|><|arg_sep|>{"b": "7", "bc": "8"}<|src_sep|>x<|action_sep|>`, AnyDirection, Complete},
+		{`<|line_sep|><|arg_sep|>{"b": "7", ".."`, AnyDirection, Partial},
 		{`<|line_sep|><|arg_sep|>{"a": "\u00e9\ud83d\ude00"}<|src_sep|>x<|action_sep|>`, AnyDirection, Complete},
 		{`<|line_sep|><|arg_sep|>{"a": "\u00`, AnyDirection, Partial},
 		{`<|line_sep|><|arg_sep|>{"a": "\x"}`, AnyDirection, Invalid},

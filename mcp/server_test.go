@@ -115,7 +115,7 @@ func TestExactlyTheseTools(t *testing.T) {
 
 func TestRealEngineSession(t *testing.T) {
 	cs := connect(t, NewServer(testRegistry(), "model").MCPServer())
-	prog, _ := filepath.Abs(filepath.Join("testdata", "calls.py"))
+	prog, _ := filepath.Abs(filepath.Join("..", "engine", "testdata", "calls.py")) // the engine's fixture, shared
 	var st Stop
 	text := mustCall(t, cs, ToolStart, map[string]any{"program": prog, "engine": "real", "call": "f('ab', 3)"}, &st)
 	if st.Session == "" || st.Event != "call" || st.Function != "main" || st.Line != 19 {

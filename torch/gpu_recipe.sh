@@ -18,7 +18,8 @@ MODEL="" TOKENIZER="" DATA_DIR="${NDB_DATA_DIR:-$ROOT/../shared/data}"
 MINUTES=8 CONFIG=small BATCH=64 SEQ=512 LR=3e-3 MIN_LR=3e-4 WARMUP=200
 DEVICE=auto EXPORT_DTYPE=bf16 SHARD_MB=15 COMPILE=1
 SOURCES="synthetic,mbppplus"          # round r uses source r mod the list
-FIRST_ROUND_S=40 ROUND_S=60 GEN_WORKERS="" EVAL_EVERY=250 REFRESH_EVERY=200
+FIRST_ROUND_S=20 ROUND_S=40 GEN_WORKERS="" EVAL_EVERY=250 REFRESH_EVERY=200
+MAX_GEN_GB=4                          # stop generating past this much packed data (RAM, disk)
 WORK="${NDB_RECIPE_WORK:-/tmp/ndb-gpu-recipe}"
 OUT_DIR="${OUT:-}"
 
@@ -47,6 +48,7 @@ while [ $# -gt 0 ]; do
     --gen-workers) GEN_WORKERS="$2"; shift ;;
     --eval-every) EVAL_EVERY="$2"; shift ;;
     --refresh-every) REFRESH_EVERY="$2"; shift ;;
+    --max-gen-gb) MAX_GEN_GB="$2"; shift ;;
     --work) WORK="$2"; shift ;;
     --out) OUT_DIR="$2"; shift ;;
     -h|--help) usage 0 ;;
@@ -64,7 +66,16 @@ prepare() {
   [ -n "$MODEL$TOKENIZER" ] || { echo "gpu_recipe: --prepare needs --model M.model or --tokenizer TOK.json (the CPU model's tokenizer, so the two models compare)" >&2; exit 2; }
   mkdir -p "$carry/data"
   log "building a static linux/amd64 ndb into $carry"
-  (cd "$ROOT" && CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -o "$carry/ndb" ./cmd/ndb)
+  local src="$ROOT"
+  if [ -f "$ROOT/model/defaultmodel/model/ndb.model" ]; then
+    # The repo (which travels anyway) holds the shipped model; a binary
+    # embedding it again could push what travels past 64 MiB, and gen, pack
+    # and import do not use it: build from a copy without it.
+    src="$(mktemp -d)"
+    tar -C "$ROOT" --exclude=./.git --exclude=./torch/.carry --exclude=./model/defaultmodel/model/ndb.model -cf - . | tar -C "$src" -xf -
+  fi
+  (cd "$src" && CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -ldflags "-s -w" -o "$carry/ndb" ./cmd/ndb)
+  [ "$src" = "$ROOT" ] || rm -rf "$src"
   if [ -n "$MODEL" ]; then
     (cd "$ROOT" && go run ./torch/carryprep --model "$(realpath "$MODEL")" --out "$carry")
   else
@@ -91,6 +102,7 @@ gen_round() {
   local pid=$!
   echo "$pid" > "$WORK/gen.pid"
   wait "$pid" || true
+  rm -f "$WORK/gen.pid"   # reaped: its PID must not be signalled any more
   ls "$dir"/*.jsonl >/dev/null 2>&1
 }
 
@@ -117,7 +129,11 @@ run_recipe() {
   local py="$PY"
   local t0; t0=$(date +%s)
   local cores; cores=$(nproc)
-  [ -n "$GEN_WORKERS" ] || GEN_WORKERS=$(( cores > 4 ? cores - 3 : 1 ))  # leave cores to the trainer
+  # Leave cores to the trainer; 8 workers already write far more tokens per
+  # second than a small model trains on (measured here: 2 workers ~3 MB/s of text).
+  if [ -z "$GEN_WORKERS" ]; then
+    GEN_WORKERS=$(( cores > 4 ? cores - 3 : 1 )); [ "$GEN_WORKERS" -le 8 ] || GEN_WORKERS=8
+  fi
   rm -rf "$WORK"; mkdir -p "$WORK/gen" "$WORK/watch" "$OUT_DIR"
   log "$(uname -m), $cores cores, $("$py" -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else "")')"
   log "round 0: generating for ${FIRST_ROUND_S}s with $GEN_WORKERS workers"
@@ -130,6 +146,9 @@ run_recipe() {
   (
     r=1
     while [ ! -e "$WORK/stop" ]; do
+      if [ "$(du -sk "$WORK/watch" | cut -f1)" -gt $(awk -v g="$MAX_GEN_GB" 'BEGIN { print int(g * 1048576) }') ]; then
+        sleep 2; continue   # enough data: idle until the trainer is done
+      fi
       d=$(printf "%s/gen/r%04d" "$WORK" "$r")
       if gen_round "$r" "$ROUND_S" "$d"; then
         pack_round "$d" "$(printf "%s/watch/r%04d" "$WORK" "$r")" || true

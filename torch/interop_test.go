@@ -183,31 +183,6 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-// goBackend trains an nn.Model exactly as `ndb train` does.
-type goBackend struct {
-	m   *nn.Model
-	opt *nn.AdamW
-}
-
-func (b goBackend) TrainStep(inputs, targets []int32, B, T int, lr, clip float64) (float64, float64, error) {
-	b.m.ZeroGrads()
-	loss, err := b.m.Forward(inputs, B, T, targets)
-	if err != nil {
-		return 0, 0, err
-	}
-	if err := b.m.Backward(); err != nil {
-		return 0, 0, err
-	}
-	norm := b.m.ClipGrads(float32(clip))
-	b.opt.Update(b.m, float32(lr))
-	return float64(loss), float64(norm), nil
-}
-
-func (b goBackend) EvalLoss(inputs, targets []int32, B, T int) (float64, error) {
-	loss, err := b.m.Forward(inputs, B, T, targets)
-	return float64(loss), err
-}
-
 // torchRecord is one line of ndb_torch's log.jsonl (ndb train's fields).
 type torchRecord struct {
 	Step     int      `json:"step"`
@@ -239,7 +214,7 @@ func relErr(a, b float64) float64 { return math.Abs(a-b) / math.Max(math.Abs(b),
 
 // importModel is `ndb import --hf dir --out file` followed by loading the
 // file, in-process: hf.Import, modelfile.Save, modelfile.Load.
-func importModel(t *testing.T, dir string) *nn.Model {
+func importModel(t *testing.T, dir string, tok *tokenizer.Tokenizer) *nn.Model {
 	t.Helper()
 	m, err := hf.Import(dir)
 	if err != nil {
@@ -252,6 +227,9 @@ func importModel(t *testing.T, dir string) *nn.Model {
 	back, err := modelfile.Load(path)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got, want := train.TokenizerChecksum(back.Tokenizer), train.TokenizerChecksum(tok); got != want {
+		t.Fatalf("%s: imported tokenizer %.12s differs from the training tokenizer %.12s", dir, got, want)
 	}
 	net, err := back.Network()
 	if err != nil {
@@ -380,7 +358,7 @@ func TestInterchange(t *testing.T) {
 	}
 	var goLog []train.LogRecord
 	st := &train.State{Options: testOpt, Data: f.packed.Meta}
-	if err := train.Run(context.Background(), goBackend{net, nn.NewAdamW(net)}, f.packed, st,
+	if err := train.Run(context.Background(), train.NewNNBackend(net, nn.NewAdamW(net)), f.packed, st,
 		train.Hooks{Log: func(r train.LogRecord) error { goLog = append(goLog, r); return nil }}); err != nil {
 		t.Fatal(err)
 	}
@@ -496,7 +474,7 @@ func TestInterchange(t *testing.T) {
 					t.Fatalf("%s is not sharded: %v", m, err)
 				}
 			}
-			imported := importModel(t, m)
+			imported := importModel(t, m, f.tok)
 			if i >= 2 { // the export is the Go model itself (rounded to BF16 for goBF16)
 				if i == 2 && !slices.Equal(imported.Params, net.Params) {
 					t.Fatal("F32 export/import changed the Go weights")

@@ -45,8 +45,12 @@ reports tokens/s, achieved GFLOP/s and the fraction of this machine's fp32 FMA p
 
 FLOPs per token = 6 * (matrix parameters: all but embed_tokens and the norms)
                 + 6 * layers * hidden_size * seq_len   (causal attention, fwd + bwd)
-Work the implementation repeats (attention scores recomputed in backward, diagonal
-blocks) is not counted.`,
+Work the implementation adds (the diagonal attention blocks' upper halves, and q k^T
+recomputed in backward when the probabilities exceed nn.AttentionCacheBytes) is not counted.
+
+On a shared machine read the CPU-time view too: gflops_per_cpu_s (FLOPs per CPU-second of
+this process) against peak_gflops_per_core_cpu_s (the FMA loop per CPU-second of one
+thread) gives fraction_of_core_peak, which does not move with other processes' load.`,
 	Args: cobra.NoArgs,
 	RunE: runBenchTrain,
 }

@@ -318,7 +318,7 @@ func init() {
 	fl.StringVar(&f.config, "config", "small", "config of the random-weight model")
 	fl.IntVar(&f.vocab, "vocab", 2048, "vocabulary of the random-weight model")
 	fl.IntVar(&f.maxSeq, "max-seq", 0, "context length of the random-weight model (default: the config's)")
-	fl.StringVar(&f.data, "data", "", "take prompts from these `ndb gen` shards (default: built-in fixture trajectories)")
+	fl.StringVar(&f.data, "data", "", "take prompts from this `DIR` of ndb gen shards (default: built-in fixture trajectories)")
 	fl.IntVar(&f.prompts, "prompts", 200, "number of predicted states to time")
 	fl.IntVar(&f.k, "k", 8, "candidates per batch for the batch figures")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed")

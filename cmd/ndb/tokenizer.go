@@ -141,7 +141,7 @@ func readAllStdin() (string, error) {
 
 func init() {
 	tf := tokenizerTrainCmd.Flags()
-	tf.StringVar(&tokenizerTrainFlags.data, "data", "", "folder of `ndb gen` shards, or one .jsonl/.txt file")
+	tf.StringVar(&tokenizerTrainFlags.data, "data", "", "`PATH`: a folder of ndb gen shards, or one .jsonl/.txt file")
 	tf.IntVar(&tokenizerTrainFlags.vocab, "vocab", 4096, "vocabulary size, bytes and special tokens included")
 	tf.StringVar(&tokenizerTrainFlags.out, "out", "", "tokenizer file to write (JSON)")
 	ef := tokenizerEncodeCmd.Flags()

@@ -176,7 +176,7 @@ func init() {
 	d := train.DefaultOptions()
 	f := &trainFlags
 	fl := trainCmd.Flags()
-	fl.StringVar(&f.data, "data", "", "shards of `ndb gen` (or a directory written by `ndb pack`)")
+	fl.StringVar(&f.data, "data", "", "`DIR` of ndb gen shards (or a directory written by ndb pack)")
 	fl.StringVar(&f.out, "out", "", "model file to write (and to continue with --resume)")
 	fl.StringVar(&f.config, "config", "tiny", "model size: "+strings.Join(slices.Sorted(maps.Keys(nn.Configs)), ", ")+" (model/nn Configs)")
 	fl.StringVar(&f.packDir, "pack-dir", "", "where to pack the shards (default OUT.data)")
@@ -204,7 +204,7 @@ func init() {
 	rootCmd.AddCommand(trainCmd)
 
 	pf := packCmd.Flags()
-	pf.StringVar(&packFlags.data, "data", "", "shards of `ndb gen`")
+	pf.StringVar(&packFlags.data, "data", "", "`DIR` of ndb gen shards")
 	pf.StringVar(&packFlags.tokenizer, "tokenizer", "", "tokenizer file")
 	pf.StringVar(&packFlags.model, "model", "", "model file whose tokenizer to use")
 	pf.StringVar(&packFlags.out, "out", "", "output directory")

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"ndb/internal/paths"
 )
 
 func TestDeterministic(t *testing.T) {
@@ -388,30 +390,12 @@ func TestSameResultsAnyHashSeed(t *testing.T) {
 // normalize collapses all whitespace, so layout differences do not hide a copy.
 func normalize(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// repoRoot walks up to go.mod.
-func repoRoot(t *testing.T) string {
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test")
-		}
-		dir = parent
-	}
-}
-
 // TestNotCruxEval checks a sample against the 800 CruxEval functions
 // (evaluation data: read only to make sure none is emitted).
 func TestNotCruxEval(t *testing.T) {
-	dir := os.Getenv("NDB_DATA_DIR")
-	if dir == "" {
-		dir = filepath.Join(repoRoot(t), "..", "shared", "data")
+	dir, err := paths.DataDir("")
+	if err != nil {
+		t.Skip(err)
 	}
 	f, err := os.Open(filepath.Join(dir, "cruxeval.jsonl"))
 	if err != nil {

@@ -6,31 +6,17 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
-)
 
-// newLoopbackServer starts an httptest server bound to 127.0.0.1 only.
-func newLoopbackServer(t *testing.T, h http.Handler) *httptest.Server {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewUnstartedServer(h)
-	srv.Listener.Close()
-	srv.Listener = l
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv
-}
+	"ndb/internal/testnet"
+)
 
 func TestCompleteSendsRequestAndParsesChoices(t *testing.T) {
 	var got map[string]any
 	var auth, path string
-	srv := newLoopbackServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := testnet.Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		auth, path = r.Header.Get("Authorization"), r.URL.Path
 		if err := json.NewDecoder(r.Body).Decode(&got); err != nil {
 			t.Errorf("decode: %v", err)
@@ -89,7 +75,7 @@ func TestBaseURLForms(t *testing.T) {
 
 func TestRetriesThenSucceeds(t *testing.T) {
 	var calls atomic.Int32
-	srv := newLoopbackServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := testnet.Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch calls.Add(1) {
 		case 1:
 			http.Error(w, "overloaded", http.StatusServiceUnavailable)
@@ -112,7 +98,7 @@ func TestRetriesThenSucceeds(t *testing.T) {
 
 func TestNoRetryOnClientError(t *testing.T) {
 	var calls atomic.Int32
-	srv := newLoopbackServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := testnet.Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
 		http.Error(w, `{"error":{"message":"model not found"}}`, http.StatusNotFound)
 	}))
@@ -129,7 +115,7 @@ func TestNoRetryOnClientError(t *testing.T) {
 
 func TestRetriesExhausted(t *testing.T) {
 	var calls atomic.Int32
-	srv := newLoopbackServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := testnet.Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
 		http.Error(w, "boom", http.StatusInternalServerError)
 	}))
@@ -143,7 +129,7 @@ func TestRetriesExhausted(t *testing.T) {
 func TestTimeoutPerAttempt(t *testing.T) {
 	var calls atomic.Int32
 	release := make(chan struct{})
-	srv := newLoopbackServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := testnet.Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if calls.Add(1) == 1 {
 			select { // hang until the client gives up
 			case <-r.Context().Done():
@@ -166,7 +152,7 @@ func TestTimeoutPerAttempt(t *testing.T) {
 }
 
 func TestContextCancelStopsRetries(t *testing.T) {
-	srv := newLoopbackServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := testnet.Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "down", http.StatusBadGateway)
 	}))
 	c, _ := New(Config{BaseURL: srv.URL, Retries: 100, Backoff: 50 * time.Millisecond})
@@ -190,7 +176,7 @@ func TestMalformedAnswers(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var calls atomic.Int32
-			srv := newLoopbackServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			srv := testnet.Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				calls.Add(1)
 				w.Write([]byte(body))
 			}))

@@ -25,11 +25,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"unsafe"
 
 	"ndb/model/nn"
@@ -162,10 +162,10 @@ func save(path string, m *Model) error {
 	if m.Train != nil {
 		step := m.Train.Step
 		h.TrainStep = &step
-		for _, name := range sortedKeys(m.Train.Floats) {
+		for _, name := range slices.Sorted(maps.Keys(m.Train.Floats)) {
 			payloads = append(payloads, payload{sectionJSON{Name: trainFloat + name, Kind: kindF32}, floatBytes(m.Train.Floats[name])})
 		}
-		for _, name := range sortedKeys(m.Train.Blobs) {
+		for _, name := range slices.Sorted(maps.Keys(m.Train.Blobs)) {
 			payloads = append(payloads, payload{sectionJSON{Name: trainBlob + name, Kind: kindBytes}, m.Train.Blobs[name]})
 		}
 	}
@@ -249,15 +249,6 @@ func (w *countingWriter) pad(to int64) {
 }
 
 func roundUp(n int64) int64 { return (n + align - 1) / align * align }
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
 
 // Load reads a model file written by Save. A file that is not a model file,
 // has another version, is truncated, fails its checksum or whose weights do

@@ -23,6 +23,8 @@ static int k_isa(void) {
 	}
 	return k_level;
 }
+// k_force selects a lower level for tests (never above what the CPU has).
+static void k_force(int level) { if (level <= k_isa()) k_level = level; }
 #define PICK(name) (k_isa() == 2 ? name##_avx512 : k_level == 1 ? name##_avx2 : name##_base)
 
 void k_attn_softmax_avx512(float* s, int rows, int ld, int t0, float* lse);
@@ -69,6 +71,19 @@ static void k_adamw(float* p, const float* g, float* m, float* v, long n, float 
 import "C"
 
 import "unsafe"
+
+// kernelLevels lists the C kernel builds this CPU can run, for tests:
+// 0 baseline, 1 AVX2, 2 AVX-512.
+func kernelLevels() []int {
+	var ls []int
+	for l := 0; l <= int(C.k_isa()); l++ {
+		ls = append(ls, l)
+	}
+	return ls
+}
+
+// forceKernelLevel makes the C kernels use the given build (tests only).
+func forceKernelLevel(l int) { C.k_force(C.int(l)) }
 
 func init() {
 	kern = cKernels

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -586,10 +587,19 @@ func TestIgnoredTargets(t *testing.T) {
 	}
 }
 
-// TestKernelsAgree compares the active kernels (C in cgo builds) with the Go
-// ones on random rows, including inputs far below the exponent's range:
+// TestKernelsAgree compares the C kernels (each build this CPU runs:
+// baseline, AVX2, AVX-512) with the Go ones on random rows, including inputs far below the exponent's range:
 // within 1e-5 relative to the largest output.
 func TestKernelsAgree(t *testing.T) {
+	levels := kernelLevels()
+	defer forceKernelLevel(levels[len(levels)-1])
+	for _, l := range levels {
+		forceKernelLevel(l)
+		t.Run(fmt.Sprintf("level%d", l), testKernelsAgree)
+	}
+}
+
+func testKernelsAgree(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 6))
 	rows, ld, dh := 5, 37, 8
 	in := func(n int, scale float32) []float32 {

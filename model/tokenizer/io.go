@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
+
+	"ndb/internal/atomicfile"
 )
 
 // FileFormat names ndb's own tokenizer JSON; FileVersion is its version.
@@ -59,7 +60,7 @@ func (t *Tokenizer) Save(path string) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, data)
+	return atomicfile.WriteFile(path, data)
 }
 
 // Load reads a tokenizer file written by Save.
@@ -73,24 +74,4 @@ func Load(path string) (*Tokenizer, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return t, nil
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes 0600 files
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -361,6 +361,11 @@ func trainingTexts(dataDir string, o Options) iter.Seq[string] {
 	}
 }
 
+// NewNNBackend returns the Backend `ndb train` uses: net trained in Go
+// (nn.Model forward and backward, gradient clipping, opt's AdamW step). The
+// PyTorch interop tests train with it too, so both sides run the same code.
+func NewNNBackend(net *nn.Model, opt *nn.AdamW) Backend { return backend{net, opt} }
+
 // backend trains an nn.Model with nn.AdamW.
 type backend struct {
 	m   *nn.Model

@@ -105,7 +105,28 @@ class TrainData(object):
         return [os.path.basename(p.path) for p in self.parts[1:]]
 
     def _rebuild(self):
-        self.train = self.parts[0].train if len(self.parts) == 1 else np.concatenate([p.train for p in self.parts])
+        # The stream is the parts end to end, never copied into one array
+        # (it grows to gigabytes on a GPU run): starts[i] is part i's offset.
+        self.starts = np.cumsum([0] + [len(p.train) for p in self.parts])
+        self.n_train = int(self.starts[-1])
+
+    def train_windows(self, offs, seq):
+        """train_windows: (inputs, targets) of the windows at offs of the
+        concatenated stream, as windows() over one array would give."""
+        if len(self.parts) == 1:
+            return windows(self.parts[0].train, offs, seq)
+        rows = np.empty((len(offs), seq + 1), dtype=np.int64)
+        for r, off in enumerate(offs):
+            i = int(np.searchsorted(self.starts, off, side="right")) - 1
+            got = 0
+            while got < seq + 1:  # a window may cross into the next part(s)
+                part = self.parts[i].train
+                lo = off + got - int(self.starts[i])
+                take = min(seq + 1 - got, len(part) - lo)
+                rows[r, got:got + take] = part[lo:lo + take]
+                got += take
+                i += 1
+        return rows[:, :-1], rows[:, 1:]
 
     def _add(self, path):
         p = Packed(path)

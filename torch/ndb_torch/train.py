@@ -99,13 +99,18 @@ def build_parser():
 class Dist(object):
     """Dist is the process group view: rank, world, this rank's batch rows."""
 
-    def __init__(self, device_kind):
+    def __init__(self):
         self.world = int(os.environ.get("WORLD_SIZE", "1"))
         self.rank = int(os.environ.get("RANK", "0"))
         self.local_rank = int(os.environ.get("LOCAL_RANK", "0"))
         self.enabled = self.world > 1
+        self.device = torch.device("cpu")
+
+    def init(self, device):
+        """init joins the process group (after the CUDA device is set, as NCCL wants)."""
+        self.device = device
         if self.enabled and not dist.is_initialized():
-            dist.init_process_group(backend="nccl" if device_kind == "cuda" else "gloo")
+            dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
 
     @property
     def main(self):
@@ -225,10 +230,9 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     if args.threads > 0:
         torch.set_num_threads(args.threads)
-    want_cuda = args.device.startswith("cuda") or (args.device == "auto" and torch.cuda.is_available())
-    dd = Dist("cuda" if want_cuda else "cpu")
+    dd = Dist()
     device = pick_device(args.device, dd)
-    dd.device = device
+    dd.init(device)
     if device.type == "cuda":
         # TF32 for whatever autocast leaves in float32 (bf16 autocast is the default).
         torch.backends.cuda.matmul.allow_tf32 = True
@@ -243,6 +247,8 @@ def main(argv=None):
         raise SystemExit("train: --hf-template (an `ndb export` folder with the tokenizer) is required unless --init gives one")
     if not os.path.exists(os.path.join(template, "tokenizer.json")):
         raise SystemExit("train: %s has no tokenizer.json" % template)
+    if args.fsdp and amp == "fp16":
+        raise SystemExit("train: --fsdp with fp16 autocast is not supported (use bf16)")
     if args.fsdp and (not dd.enabled or TORCH_VERSION < (2, 0)):
         raise SystemExit("train: --fsdp needs torchrun with several processes and torch >= 2.0 (this is %s)" % torch.__version__)
     os.makedirs(args.out, exist_ok=True)
@@ -292,8 +298,8 @@ def main(argv=None):
     tok_vocab = hf.tokenizer_vocab_size(template)
     if tok_vocab != data.meta["vocab_size"]:
         raise SystemExit("train: %s/tokenizer.json has %d ids, the packed data's tokenizer %d" % (template, tok_vocab, data.meta["vocab_size"]))
-    if len(data.train) < T + 1:
-        raise SystemExit("train: %d training tokens cannot fill one window of %d" % (len(data.train), T + 1))
+    if data.n_train < T + 1:
+        raise SystemExit("train: %d training tokens cannot fill one window of %d" % (data.n_train, T + 1))
     rows = dd.rows(B)
 
     torch.manual_seed(o["seed"])
@@ -306,7 +312,7 @@ def main(argv=None):
     if dd.main:
         print("ndb_torch: %s, %d parameters, torch %s on %s%s, %d process(es), amp %s; %s steps of %dx%d tokens; data: %d train / %d val tokens"
               % (cfg, cfg.num_params(), torch.__version__, device, "" if not args.fsdp else " (FSDP)", dd.world, amp,
-                 "%.0fs of" % args.time if args.time > 0 else o["steps"], B, T, len(data.train), len(data.val)), file=sys.stderr, flush=True)
+                 "%.0fs of" % args.time if args.time > 0 else o["steps"], B, T, data.n_train, len(data.val)), file=sys.stderr, flush=True)
 
     # Wrapping: DDP averages gradients; FSDP shards parameters (use_orig_params
     # keeps per-tensor weight decay).
@@ -324,7 +330,9 @@ def main(argv=None):
         model = FSDP(net, auto_wrap_policy=policy, use_orig_params=True,
                      device_id=device if device.type == "cuda" else None)
     elif dd.enabled:
-        model = torch.nn.parallel.DistributedDataParallel(net, device_ids=[device.index] if device.type == "cuda" else None)
+        # The only buffers are the rotary tables, equal on every rank: no broadcast.
+        model = torch.nn.parallel.DistributedDataParallel(net, device_ids=[device.index] if device.type == "cuda" else None,
+                                                          broadcast_buffers=False)
     opt = make_optimizer(list(model.named_parameters()), o, device)
     if ckpt is not None:
         if args.fsdp:
@@ -338,6 +346,11 @@ def main(argv=None):
             opt.load_state_dict(osd)
         else:
             opt.load_state_dict(ckpt["optimizer"])
+    # fp16 needs loss scaling; for bf16 and float32 the scaler is a no-op.
+    if hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler"):  # torch >= 2.3
+        scaler = torch.amp.GradScaler(device.type, enabled=(amp == "fp16"))
+    else:
+        scaler = torch.cuda.amp.GradScaler(enabled=(amp == "fp16"))
     train_model = model
     if args.compile:
         if hasattr(torch, "compile"):
@@ -387,20 +400,30 @@ def main(argv=None):
 
     def eval_loss():
         """eval_loss: mean over the validation windows (each rank a share), B at a time."""
-        model.eval()
+        # DDP: the plain module (no collective in forward, ranks may run
+        # different counts). FSDP: the wrapper, the same number of forwards
+        # on every rank (a rank out of windows repeats one and ignores it).
+        em = model if args.fsdp else net
+        em.eval()
         mine = val_offs[dd.rank::dd.world]
+        iters = -(-(-(-len(val_offs) // dd.world)) // B)
         tot = torch.zeros(2, dtype=torch.float64, device=device)
         with torch.no_grad():
-            for i in range(0, max(len(mine), 1) if args.fsdp else len(mine), B):
-                chunk = mine[i:i + B] or val_offs[:1]  # FSDP: every rank must run forward
+            for it in range(iters):
+                chunk = mine[it * B:(it + 1) * B]
+                real = len(chunk)
+                if not real:
+                    if not args.fsdp:
+                        break
+                    chunk = val_offs[:1]
                 x, y = D.windows(data.val, chunk, T)
                 with autocast():
-                    _, loss = model(torch.from_numpy(x).to(device), torch.from_numpy(y).to(device))
-                if mine[i:i + B]:
-                    tot[0] += loss.double() * len(chunk)
-                    tot[1] += len(chunk)
+                    _, loss = em(torch.from_numpy(x).to(device), torch.from_numpy(y).to(device))
+                if real:
+                    tot[0] += loss.double() * real
+                    tot[1] += real
         dd.sum_tensor(tot)
-        model.train()
+        em.train()
         return (tot[0] / tot[1]).item()
 
     if args.resume:
@@ -422,7 +445,7 @@ def main(argv=None):
     run_tokens = 0
     pending = []
     t_cal = None
-    n_train = dd.min_int(len(data.train))
+    n_train = dd.min_int(data.n_train)
     stop_reason = "done"
     model.train()
     while step < o["steps"]:
@@ -434,12 +457,12 @@ def main(argv=None):
             break
         if data.watch_dir and step % args.refresh_every == 0 and step > 0:
             if data.grow(dd.min_int(len(data.ready()))):
-                n_train = dd.min_int(len(data.train))
+                n_train = dd.min_int(data.n_train)
                 if dd.main and not args.quiet:
                     print("ndb_torch: step %d: training data grew to %d tokens (%d folders)" % (step, n_train, len(data.parts)),
                           file=sys.stderr, flush=True)
         offs = D.batch_offsets(o["seed"], step, B, T, n_train, rows)
-        x, y = D.windows(data.train, offs, T)
+        x, y = data.train_windows(offs, T)
         x = torch.from_numpy(x).to(device, non_blocking=True)
         y = torch.from_numpy(y).to(device, non_blocking=True)
         lr = lr_at(step, o["warmup"], o["steps"], o["lr"], o["min_lr"])
@@ -459,12 +482,14 @@ def main(argv=None):
             opt.zero_grad(set_to_none=True)
             with autocast():
                 _, loss = model(x, y)
-        loss.backward()
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
         if args.fsdp:
             gnorm = model.clip_grad_norm_(o["clip_norm"])
         else:
             gnorm = torch.nn.utils.clip_grad_norm_(net.parameters(), o["clip_norm"])
-        opt.step()
+        scaler.step(opt)
+        scaler.update()
         step += 1
         tokens_seen += B * T
         run_tokens += B * T
