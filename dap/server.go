@@ -11,6 +11,7 @@ package dap
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -293,8 +294,11 @@ func (c *conn) onLaunch(ctx context.Context, r *godap.LaunchRequest) error {
 		return errors.New("already launched")
 	}
 	var a LaunchArgs
-	if err := json.Unmarshal(r.Arguments, &a); err != nil {
-		return fmt.Errorf("launch arguments: %w", err)
+	// A launch without arguments lacks "program": say that, not a JSON error.
+	if len(bytes.TrimSpace(r.Arguments)) > 0 {
+		if err := json.Unmarshal(r.Arguments, &a); err != nil {
+			return fmt.Errorf("launch arguments: %w", err)
+		}
 	}
 	if a.Program == "" {
 		return errors.New("launch: \"program\" (a Python file) is required")
@@ -387,6 +391,12 @@ func (c *conn) onConfigurationDone(ctx context.Context, r *godap.ConfigurationDo
 		return nil
 	}
 	c.configured = true
+	if cur := c.sess.Current(); cur.IsExit() && cur.Exit != debugger.ExitInvEntry {
+		// The run ended before its first stop (a syntax error): tell how,
+		// rather than "the program has exited" from a continue.
+		c.report(cur, "entry")
+		return nil
+	}
 	if c.args.StopOnEntry {
 		c.stopped(c.sess.Current(), "entry", "")
 		return nil
@@ -470,8 +480,11 @@ func contains(xs []int, x int) bool {
 func (c *conn) stopped(st debugger.Stop, reason, text string) {
 	c.vars = map[int]varsRef{}
 	desc := st.Event
-	if st.IsExit() {
+	switch {
+	case st.IsExit() && st.Exit == debugger.ExitInvEntry:
 		desc = "before the start (" + st.Exit + ")"
+	case st.IsExit():
+		desc = "after the end (" + st.Exit + ")"
 	}
 	c.send(&godap.StoppedEvent{Event: c.event("stopped"), Body: godap.StoppedEventBody{
 		Reason: reason, Description: desc, ThreadId: threadID, AllThreadsStopped: true, Text: text}})

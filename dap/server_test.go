@@ -491,3 +491,46 @@ func TestFiftyConcurrentConnections(t *testing.T) {
 	}
 	t.Logf("%d concurrent DAP sessions in %v", n, time.Since(start))
 }
+
+// TestProgramThatNeverStarts: a launch without arguments asks for the
+// program; a program with a syntax error ends at configurationDone with
+// the SyntaxError on the console, exited and terminated (it was reported
+// as a stop "before the start" with "the program has exited"), and a
+// later step says where the session is: after the end.
+func TestProgramThatNeverStarts(t *testing.T) {
+	c, stop := startServer(t, sharedReal())
+	defer stop()
+	initialize(t, c)
+	if r, _ := c.call("launch", nil); r.GetResponse().Success || !strings.Contains(r.GetResponse().Message, `"program"`) {
+		t.Errorf("launch without arguments: %+v", r.GetResponse())
+	}
+	bad := filepath.Join(t.TempDir(), "bad.py")
+	if err := os.WriteFile(bad, []byte("def f(:\n    pass\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.ok("launch", map[string]any{"program": bad, "engine": "real"})
+	c.ok("configurationDone", nil)
+	var console string
+	for done := false; !done; {
+		switch e := c.read().(type) {
+		case *godap.OutputEvent:
+			console += e.Body.Output
+		case *godap.StoppedEvent:
+			t.Fatalf("stopped at a program that never started: %+v", e.Body)
+		case *godap.ExitedEvent:
+			if e.Body.ExitCode != 1 {
+				t.Errorf("exit code %d, want 1", e.Body.ExitCode)
+			}
+		case *godap.TerminatedEvent:
+			done = true
+		}
+	}
+	if !strings.Contains(console, "SyntaxError") {
+		t.Errorf("console %q does not show the syntax error", console)
+	}
+	c.ok("continue", map[string]any{"threadId": 1})
+	if e := c.waitEvent("stopped").(*godap.StoppedEvent); e.Body.Description != "after the end (error)" {
+		t.Errorf("a step at the end: description %q", e.Body.Description)
+	}
+	c.ok("disconnect", nil)
+}

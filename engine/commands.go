@@ -18,9 +18,9 @@ type CommandHelp struct {
 // front end (terminal, DAP console) offers them with this text.
 var NeuralCommands = []CommandHelp{
 	{"back", "", "Undo the last step (the last prediction, on a model engine)."},
-	{"resample", "", "Model engines: undo the last prediction and draw another (temperature 0.6, top-p 0.95)."},
-	{"set", "NAME = VALUE", "Model engines: change a predicted local (VALUE is its repr text); the next prediction continues from the edited state."},
-	{"verify", "", "Model engines: run the program for real and list every field where a predicted stop differs from the real one."},
+	{"resample", "", "Draw another prediction for the last step: undo it and sample again (temperature 0.6, top-p 0.95); model engines only."},
+	{"set", "NAME = VALUE", "Change a predicted local: VALUE is its repr text, and the next prediction continues from the edited state; model engines only."},
+	{"verify", "", "Check the predictions against a real run: list every field where a predicted stop differs from the real one; model engines only."},
 }
 
 // CommandResult is what a neural command did.

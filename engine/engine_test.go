@@ -276,3 +276,25 @@ func TestNewByName(t *testing.T) {
 		t.Error("a bad base URL from the environment must be an error")
 	}
 }
+
+// TestRegistryUsesTheBaseModel: a server's --model (Options.Model of the
+// registry) is the model of every Get that names none; `ndb dap --model F`
+// and `ndb mcp --model F` ignored it and fell back to the embedded model.
+func TestRegistryUsesTheBaseModel(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "base.model")
+	reg := NewRegistry(Options{Model: missing})
+	defer reg.Close()
+	if _, err := reg.Get(Model, ""); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("Get(model, \"\") with base model %s: %v, want an error opening that file", missing, err)
+	}
+	other := filepath.Join(t.TempDir(), "other.model")
+	if _, err := reg.Get(Model, other); err == nil || !strings.Contains(err.Error(), other) {
+		t.Errorf("Get(model, %s): %v, want an error opening that file", other, err)
+	}
+	// A scripted predictor in base still answers a Get that names no model.
+	reg = NewRegistry(Options{Predictor: scripted()})
+	defer reg.Close()
+	if e, err := reg.Get(Model, ""); err != nil || e.Name() != Model {
+		t.Errorf("scripted base predictor: %v %v", e, err)
+	}
+}

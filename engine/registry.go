@@ -18,14 +18,15 @@ type Registry struct {
 	real    *RealEngine
 }
 
-// NewRegistry returns a registry whose engines use base (Model is
-// overridden per Get).
+// NewRegistry returns a registry whose engines use base (a Get that names
+// a model file overrides base.Model).
 func NewRegistry(base Options) *Registry {
 	return &Registry{base: base, engines: map[string]Engine{}}
 }
 
 // Get returns the engine called name ("" = Default), for model the model
-// file of the model engine ("" = the default model; ignored by others).
+// file of the model engine ("" = base.Model, the server's --model, else the
+// default model; ignored by others).
 func (r *Registry) Get(name, model string) (Engine, error) {
 	name = strings.ToLower(strings.TrimSpace(name))
 	if name == "" {
@@ -44,8 +45,8 @@ func (r *Registry) Get(name, model string) (Engine, error) {
 		return r.realLocked(), nil
 	}
 	opts := r.base
-	opts.Model = model
 	if model != "" {
+		opts.Model = model
 		opts.Predictor = nil
 	}
 	e, err := New(name, opts)

@@ -2,6 +2,9 @@ package eval
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +15,7 @@ import (
 	"ndb/dataset"
 	"ndb/debugger"
 	"ndb/engine"
+	"ndb/engine/openai"
 )
 
 // cruxItems loads the first n CruxEval items from the shared data folder
@@ -272,6 +276,51 @@ func TestCWMEngineOutput(t *testing.T) {
 		}
 		if rep.PassAt1 != 100 || len(prompts) < 4 || !strings.Contains(prompts[0], "# << START_OF_TRACE") {
 			t.Errorf("cwm %s: %+v prompts %q", a, rep.Results[0], prompts)
+		}
+	}
+}
+
+// TestOpenAIEngine: the openai engine (an OpenAI-compatible completions
+// endpoint, here one the test serves on 127.0.0.1) goes through the same
+// harness, greedy and with k candidates.
+func TestOpenAIEngine(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Prompt string `json:"prompt"`
+			N      int    `json:"n"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || r.URL.Path != "/v1/completions" {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		text := `<|return_sep|><|src_sep|>    return x + 1<|arg_sep|>"42"` // servers cut the stop text
+		if strings.HasSuffix(req.Prompt, "<|inv_step_call|><|frame_sep|>") {
+			text = `<|inv_call_sep|><|src_sep|>def f(x):<|arg_sep|>{"x": "41"}`
+		}
+		var choices []map[string]any
+		for i := range max(req.N, 1) {
+			choices = append(choices, map[string]any{"index": i, "text": text, "finish_reason": "stop"})
+		}
+		json.NewEncoder(w).Encode(map[string]any{"object": "text_completion", "choices": choices})
+	}))
+	defer srv.Close()
+	c, err := openai.New(openai.Config{BaseURL: srv.URL + "/v1", Model: "test", Retries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred := &engine.OpenAIPredictor{C: c}
+	eng := engine.NewNeuralEngine(engine.OpenAI, pred, engine.Draw{}, false)
+	real := engine.NewReal(engine.Options{Workers: 1})
+	defer real.Close()
+	sc := newScorer(t)
+	items := []CruxItem{{ID: "plus1", Code: "def f(x):\n    return x + 1\n", Input: "41", Output: "42"}}
+	for _, task := range []string{TaskOutput, TaskInput} {
+		rep, err := RunCruxEval(context.Background(), items, CruxOptions{Task: task, Engine: eng, Predictor: pred, Real: real, Scorer: sc, K: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.PassAt1 != 100 || rep.ExactMatch != 100 || task == TaskInput && rep.PassAtK != 100 {
+			t.Errorf("openai %s: %+v %+v", task, rep, rep.Results[0])
 		}
 	}
 }

@@ -268,6 +268,9 @@ func printCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
 }
 
 func argsCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
+	if t.s.Current().IsExit() {
+		return Result{}, fmt.Errorf("the program is not running")
+	}
 	args, ok := t.s.Args()
 	if !ok {
 		return Result{}, fmt.Errorf("the arguments of this frame are not known")

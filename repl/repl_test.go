@@ -293,3 +293,19 @@ func TestExtraCommands(t *testing.T) {
 		t.Fatalf("extra handler saw %q, want back and nosuch", seen)
 	}
 }
+
+// TestInspectAtTheExit: after the program ended, p, a and w all say that
+// it is not running (a used to answer "the arguments of this frame are not
+// known", as if a frame were there).
+func TestInspectAtTheExit(t *testing.T) {
+	s := newSession(t, "f([1])")
+	term := New(s, Options{})
+	if _, err := term.Exec(context.Background(), "c"); err != nil || !s.Current().IsExit() {
+		t.Fatalf("c did not reach the exit: %v %+v", err, s.Current())
+	}
+	for _, cmd := range []string{"p acc", "a", "w"} {
+		if _, err := term.Exec(context.Background(), cmd); err == nil || err.Error() != "the program is not running" {
+			t.Errorf("%s at the exit: %v, want \"the program is not running\"", cmd, err)
+		}
+	}
+}

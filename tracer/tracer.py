@@ -37,6 +37,7 @@ import time
 import types
 
 PROGRAM_FILE = "<program>"
+CALL_FILE = "<call>"  # the --call expression, compiled alone
 CUT_MARKER = "..."
 TRACE_LOST = "trace incomplete: tracing stopped early (recursion limit reached inside the tracer, or sys.settrace replaced)"
 REPR_SECONDS = 0.2  # a single user-defined __repr__ may run this long
@@ -479,6 +480,10 @@ def _run_child(req, wfd, scratch, libc):
     source = req["source"]
     call = req.get("call") or ""
     try:
+        if call:
+            # The entry must be one expression: checked alone, its error
+            # names the call, not a line of the def main() wrapper.
+            compile(call, CALL_FILE, "eval", dont_inherit=True)
         code = compile(source, PROGRAM_FILE, "exec", dont_inherit=True)
     except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError) as e:
         finish("error", brepr(e, repr_limit), "syntax error")

@@ -210,6 +210,14 @@ func TestCallWrapping(t *testing.T) {
 	if tr.Exit.Kind != ExitError || tr.Exit.Reason != "syntax error" {
 		t.Errorf("bad call: %+v", tr.Exit)
 	}
+	// A bad call's error names the call, not a line of the wrapper; a
+	// statement after the call is no expression.
+	for _, call := range []string{"f(1,", "f(1); import os", "x = f(1)"} {
+		tr := trace(t, Program{Source: "def f(x): return x\n", Call: call}, Limits{})
+		if tr.Exit.Kind != ExitError || tr.Exit.Reason != "syntax error" || !strings.Contains(tr.Exit.Error, "'<call>', 1,") {
+			t.Errorf("call %q: %+v, want a SyntaxError in '<call>' line 1", call, tr.Exit)
+		}
+	}
 }
 
 // TestLocalsOrderAndMutation checks f_locals order and that in-place changes

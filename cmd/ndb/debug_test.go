@@ -2,10 +2,15 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"ndb/debugger"
+	"ndb/repl"
+	"ndb/tracer"
 )
 
 // TestDebugBatchCommand runs `ndb debug --batch` in-process: flags, the
@@ -37,5 +42,43 @@ func TestDebugBatchCommand(t *testing.T) {
 	rootCmd.SetArgs([]string{"debug", "--engine", "nope", path})
 	if err := rootCmd.Execute(); err == nil || !strings.Contains(err.Error(), "unknown engine") {
 		t.Errorf("unknown engine: %v", err)
+	}
+}
+
+// TestNeuralCommandHelpSummaries: the terminal's help lists each command
+// with the first clause of its help; resample, set and verify all read
+// "Model engines" once, so their one-line summaries must differ.
+func TestNeuralCommandHelpSummaries(t *testing.T) {
+	extra, closeExtra := neuralCommands("model", debugProgram{Python: "python3"})
+	defer closeExtra()
+	trace := &tracer.Trace{Source: "x = 1\n", Exit: tracer.Exit{Kind: tracer.ExitNormal},
+		States: []tracer.State{{Event: tracer.EventLine, Lineno: 1, Function: "<module>", Src: "x = 1", Frame: 1}}}
+	s, err := debugger.NewSession(context.Background(), debugger.NewTraceBackend(trace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := repl.New(s, repl.Options{Extra: extra}).Exec(context.Background(), "help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	for _, line := range strings.Split(res.Message, "\n") {
+		if !strings.HasPrefix(line, "  ") {
+			continue
+		}
+		fields := strings.SplitN(strings.TrimSpace(line), "  ", 2)
+		if len(fields) != 2 {
+			continue
+		}
+		name, summary := fields[0], strings.TrimSpace(fields[1])
+		if prev, dup := seen[summary]; dup {
+			t.Errorf("%q and %q have the same help summary %q", prev, name, summary)
+		}
+		seen[summary] = name
+	}
+	for _, c := range []string{"resample", "set NAME = VALUE", "verify"} {
+		if !strings.Contains(res.Message, "  "+c) {
+			t.Errorf("help lacks %q:\n%s", c, res.Message)
+		}
 	}
 }

@@ -114,12 +114,39 @@ prompt ends with <|frame_sep|>, the completion is the next frame up to its
 	rootCmd.AddCommand(cmd)
 }
 
+// check refuses flag values the job would silently replace or misread,
+// before any data is loaded.
+func (f genFlags) check() error {
+	for _, v := range []struct {
+		name string
+		n    int64
+	}{{"--per-trace", int64(f.perTrace)}, {"--shard-units", int64(f.shardUnits)}, {"--max-steps", int64(f.maxSteps)},
+		{"--max-chars", int64(f.maxChars)}, {"--max-events", int64(f.maxEvents)}, {"--repr-limit", int64(f.reprLimit)},
+		{"--memory-mb", f.memoryMB}, {"--timeout", int64(f.timeout)}} {
+		if v.n <= 0 {
+			return fmt.Errorf("%s must be positive", v.name)
+		}
+	}
+	for _, v := range []struct {
+		name string
+		p    float64
+	}{{"--inverse", f.inverse}, {"--deep", f.deep}} {
+		if !(v.p >= 0 && v.p <= 1) {
+			return fmt.Errorf("%s is a probability: want 0 to 1, got %v", v.name, v.p)
+		}
+	}
+	return nil
+}
+
 func runGen(ctx context.Context, f genFlags) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	if f.source == "" || f.out == "" || f.n <= 0 {
 		return fmt.Errorf("--source, --out and a positive --n are required")
+	}
+	if err := f.check(); err != nil {
+		return err
 	}
 	shard, shards, err := parseShard(f.shard)
 	if err != nil {

@@ -63,6 +63,11 @@ func runTrain(cmd *cobra.Command, _ []string) error {
 		return fmt.Errorf("train: --data and --out are required")
 	}
 	fl := cmd.Flags()
+	// Checked here, not when the network is built: that comes after the
+	// tokenizer is trained and the shards packed, minutes into a run.
+	if _, ok := nn.Configs[f.config]; !ok && fl.Changed("config") {
+		return fmt.Errorf("train: unknown --config %q (have: %s)", f.config, strings.Join(slices.Sorted(maps.Keys(nn.Configs)), ", "))
+	}
 	job := train.Job{
 		DataDir: f.data, Out: f.out, PackDir: f.packDir, Config: f.config, Options: f.opt,
 		Time: f.dur, StepsSet: fl.Changed("steps"), Resume: f.resume, Init: f.init,

@@ -141,6 +141,11 @@ func Save(path string, m *Model) error {
 	if err := m.Validate(); err != nil {
 		return err
 	}
+	// The rename would fail only after the whole file was written, with
+	// "file exists" naming the temporary file.
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a directory, not a model file path", path)
+	}
 	return save(path, m)
 }
 

@@ -146,6 +146,15 @@ func TestLoadErrors(t *testing.T) {
 	if _, err := Load(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
+	// Saving over a folder names the folder and leaves no temporary file.
+	sub := filepath.Join(dir, "folder")
+	os.Mkdir(sub, 0o755)
+	if err := Save(sub, m); err == nil || !strings.Contains(err.Error(), sub+" is a directory") {
+		t.Errorf("Save over a folder: %v", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".folder.tmp*")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
 }
 
 func TestMismatch(t *testing.T) {

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestGenRefusesBadFlags: out-of-range flags are errors before any data is
+// loaded or written (--inverse 2, --per-trace 0 and --max-steps 0 used to
+// run: the probability was clamped by chance, the zeros replaced by
+// defaults or giving empty trajectories).
+func TestGenRefusesBadFlags(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "gen")
+	good := genFlags{source: "synthetic", out: out, shard: "0/1", n: 10, workers: 1, perTrace: 16, shardUnits: 256,
+		maxSteps: 64, maxChars: 12000, maxEvents: 1000, reprLimit: 100, inverse: 0.5, deep: 0.2,
+		timeout: time.Second, memoryMB: 512, quiet: true}
+	if err := good.check(); err != nil {
+		t.Fatalf("good flags refused: %v", err)
+	}
+	cases := map[string]func(*genFlags){
+		"--inverse":    func(f *genFlags) { f.inverse = 2 },
+		"--deep":       func(f *genFlags) { f.deep = -0.1 },
+		"--per-trace":  func(f *genFlags) { f.perTrace = 0 },
+		"--max-steps":  func(f *genFlags) { f.maxSteps = 0 },
+		"--max-chars":  func(f *genFlags) { f.maxChars = -1 },
+		"--max-events": func(f *genFlags) { f.maxEvents = 0 },
+		"--memory-mb":  func(f *genFlags) { f.memoryMB = 0 },
+		"--timeout":    func(f *genFlags) { f.timeout = 0 },
+		"--shard":      func(f *genFlags) { f.shard = "3/2" },
+	}
+	for flag, spoil := range cases {
+		f := good
+		spoil(&f)
+		f.dataDir = filepath.Join(t.TempDir(), "no-data") // never reached
+		err := runGen(context.Background(), f)
+		if err == nil || !strings.Contains(err.Error(), flag) {
+			t.Errorf("%s: error %v, want one naming the flag", flag, err)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a refused job created %s (%v)", out, err)
+	}
+}
