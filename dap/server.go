@@ -448,6 +448,9 @@ func (c *conn) move(ctx context.Context, req godap.RequestMessage, cmd debugger.
 // the end of the program.
 func (c *conn) report(st debugger.Stop, reason string) {
 	if st.IsExit() && st.Exit != debugger.ExitInvEntry {
+		if out, ok := c.sess.Output(); ok && out != "" {
+			c.output("stdout", out)
+		}
 		msg := "program ended: " + st.Exit
 		if st.Arg != "" {
 			msg += ": " + st.Arg

@@ -533,4 +533,28 @@ func TestProgramThatNeverStarts(t *testing.T) {
 		t.Errorf("a step at the end: description %q", e.Body.Description)
 	}
 	c.ok("disconnect", nil)
+
+	// What a real program printed reaches the console when it ends.
+	c2, stop2 := startServer(t, sharedReal())
+	defer stop2()
+	initialize(t, c2)
+	hello := filepath.Join(t.TempDir(), "hello.py")
+	if err := os.WriteFile(hello, []byte("print('hello, ndb')\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c2.ok("launch", map[string]any{"program": hello, "engine": "real"})
+	c2.ok("configurationDone", nil)
+	for {
+		e := c2.read()
+		if o, ok := e.(*godap.OutputEvent); ok && o.Body.Category == "stdout" {
+			if o.Body.Output != "hello, ndb\n" {
+				t.Errorf("stdout %q", o.Body.Output)
+			}
+			break
+		}
+		if _, ok := e.(*godap.TerminatedEvent); ok {
+			t.Fatal("terminated without the program's output")
+		}
+	}
+	c2.ok("disconnect", nil)
 }

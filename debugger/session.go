@@ -80,6 +80,13 @@ type Inspector interface {
 	CallOf(s Stop) (tracer.State, bool)
 }
 
+// Outputter is optionally implemented by a Backend that ran the program
+// (the trace backend): what it printed, shown when the run has ended since
+// a trace does not say which state printed what.
+type Outputter interface {
+	Stdout() string
+}
+
 // ErrUnsupported is returned by a Backend for a command it cannot answer;
 // the Session then emulates it when it can (reverse continue by steps).
 var ErrUnsupported = errors.New("command not supported by this engine")
@@ -112,6 +119,15 @@ func NewSession(ctx context.Context, b Backend) (*Session, error) {
 	}
 	return &Session{b: b, lines: SourceLines(b.Source()), breaks: map[int]bool{},
 		history: []Step{{Stop: st}}}, nil
+}
+
+// Output is what the program printed, when the backend ran it (ok false
+// for a predicting backend).
+func (s *Session) Output() (stdout string, ok bool) {
+	if o, ok := s.b.(Outputter); ok {
+		return o.Stdout(), true
+	}
+	return "", false
 }
 
 // Current is the stop the session is at.

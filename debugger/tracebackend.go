@@ -35,6 +35,10 @@ func (b *TraceBackend) Tree() *Tree { return b.tr }
 // Source is the traced source (with main's wrapper for a --call program).
 func (b *TraceBackend) Source() string { return b.tr.T.Source }
 
+// Stdout is what the traced program printed (bounded by the tracer's
+// limit); it implements Outputter.
+func (b *TraceBackend) Stdout() string { return b.tr.T.Stdout }
+
 // Start returns pdb's first stop (see pdbStart).
 func (b *TraceBackend) Start(ctx context.Context) (Stop, error) {
 	sim := pdbStart(b.tr)

@@ -27,16 +27,18 @@ func PredictOutput(ctx context.Context, e Engine, code, call string) (string, de
 	if err != nil {
 		return "", debugger.Stop{}, err
 	}
-	var st debugger.Stop
+	st := s.Current()
+	if st.IsExit() {
+		// It never started (a syntax error in the code or the call): say
+		// why, not "the program has exited" from the first step.
+		return "", st, endedBeforeReturn(st)
+	}
 	for _, a := range []debugger.Action{debugger.StepInto, debugger.StepInto, debugger.StepReturn} {
 		if st, err = s.Do(ctx, debugger.Command{Action: a}); err != nil {
 			return "", st, err
 		}
 		if st.IsExit() {
-			if st.Exit == tracer.ExitError {
-				return "", st, fmt.Errorf("the call raises: %s", st.Arg)
-			}
-			return "", st, fmt.Errorf("the program ended (%s) before the call returned", st.Exit)
+			return "", st, endedBeforeReturn(st)
 		}
 	}
 	switch st.Event {
@@ -53,6 +55,15 @@ func PredictOutput(ctx context.Context, e Engine, code, call string) (string, de
 		return "", st, fmt.Errorf("the call raises: %s", st.Arg)
 	}
 	return "", st, fmt.Errorf("step_return stopped at a %s state, not a return", st.Event)
+}
+
+// endedBeforeReturn is PredictOutput's error for a run that ended at exit
+// st before the call returned.
+func endedBeforeReturn(st debugger.Stop) error {
+	if st.Exit == tracer.ExitError {
+		return fmt.Errorf("the call raises: %s", st.Arg)
+	}
+	return fmt.Errorf("the program ended (%s) before the call returned", st.Exit)
 }
 
 // ErrNoInverse says an engine cannot predict the past from a given state.

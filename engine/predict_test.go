@@ -16,6 +16,13 @@ func TestPredictOutputRealIsExact(t *testing.T) {
 	if _, _, err := PredictOutput(context.Background(), testReal(t), cruxCode, "f(1, None)"); err == nil || !strings.Contains(err.Error(), "raises") {
 		t.Errorf("a raising call: %v", err)
 	}
+	// A program that never starts (bad call, bad code) says why; it used
+	// to answer "the program has exited; only reverse commands move".
+	for _, c := range []struct{ code, call string }{{cruxCode, "f("}, {"def f(:\n", "f(1)"}} {
+		if _, _, err := PredictOutput(context.Background(), testReal(t), c.code, c.call); err == nil || !strings.Contains(err.Error(), "raises: SyntaxError") {
+			t.Errorf("code %q call %q: %v, want the SyntaxError", c.code, c.call, err)
+		}
+	}
 }
 
 func TestPredictOutputAsksForStepReturn(t *testing.T) {

@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/chzyer/readline"
 
 	"ndb/debugger"
 	"ndb/tracer"
@@ -307,5 +310,54 @@ func TestInspectAtTheExit(t *testing.T) {
 		if _, err := term.Exec(context.Background(), cmd); err == nil || err.Error() != "the program is not running" {
 			t.Errorf("%s at the exit: %v, want \"the program is not running\"", cmd, err)
 		}
+	}
+}
+
+// TestOutputAtTheExit: the terminal shows what the real program printed
+// once it has ended (it was never shown), and nothing at the entry.
+func TestOutputAtTheExit(t *testing.T) {
+	trace := &tracer.Trace{Source: "print('hi')\n", Stdout: "hi\n", Exit: tracer.Exit{Kind: tracer.ExitNormal},
+		States: []tracer.State{{Event: tracer.EventCall, Function: "<module>", Frame: 1},
+			{Event: tracer.EventLine, Lineno: 1, Function: "<module>", Src: "print('hi')", Frame: 1},
+			{Event: tracer.EventReturn, Lineno: 1, Function: "<module>", Src: "print('hi')", Arg: "None", Frame: 1}}}
+	s, err := debugger.NewSession(context.Background(), debugger.NewTraceBackend(trace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	term := New(s, Options{})
+	res, err := term.Exec(context.Background(), "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := term.RenderStop(res.Stop); got != "--Exit-- the program finished\n--- program output ---\nhi" {
+		t.Errorf("exit view %q", got)
+	}
+	if got := term.RenderStop(debugger.Stop{State: tracer.State{Event: debugger.EventExit}, Exit: debugger.ExitInvEntry}); strings.Contains(got, "hi") {
+		t.Errorf("entry view shows the output: %q", got)
+	}
+}
+
+// TestInterruptKeepsTheSession: Ctrl-C at the prompt cancels the line and
+// the session goes on (it used to quit, losing the history); end of input
+// still leaves.
+func TestInterruptKeepsTheSession(t *testing.T) {
+	s := newSession(t, "f([1])")
+	term := New(s, Options{})
+	inputs := []struct {
+		line string
+		err  error
+	}{{"s", nil}, {"", readline.ErrInterrupt}, {"s", nil}, {"", io.EOF}}
+	i := 0
+	next := func() (string, error) {
+		in := inputs[i]
+		i++
+		return in.line, in.err
+	}
+	var out bytes.Buffer
+	if err := term.loop(context.Background(), next, &out); err != nil {
+		t.Fatal(err)
+	}
+	if i != len(inputs) || len(s.History()) != 3 || !strings.Contains(out.String(), "--KeyboardInterrupt--") {
+		t.Errorf("read %d inputs, %d history entries (want 3), output:\n%s", i, len(s.History()), out.String())
 	}
 }

@@ -132,6 +132,10 @@ func (t *Terminal) RenderStop(st debugger.Stop) string {
 		if st.Arg != "" {
 			b.WriteString(": " + st.Arg)
 		}
+		if out, ok := t.s.Output(); ok && out != "" && st.Exit != debugger.ExitInvEntry {
+			// pdb shows output as it happens; a trace has it only as a whole.
+			b.WriteString("\n--- program output ---\n" + strings.TrimSuffix(out, "\n"))
+		}
 		return b.String()
 	}
 	switch st.Event {
@@ -243,9 +247,20 @@ func (t *Terminal) Run(ctx context.Context, in io.Reader, out io.Writer, interac
 		return err
 	}
 	defer closeFn()
+	return t.loop(ctx, next, out)
+}
+
+// loop runs commands read by next until quit or end of input. Ctrl-C at
+// the prompt (readline.ErrInterrupt) cancels the line, as in pdb, instead
+// of ending the session and its history.
+func (t *Terminal) loop(ctx context.Context, next func() (string, error), out io.Writer) error {
 	for {
 		line, err := next()
-		if errors.Is(err, io.EOF) || errors.Is(err, readline.ErrInterrupt) {
+		if errors.Is(err, readline.ErrInterrupt) {
+			fmt.Fprintln(out, "--KeyboardInterrupt-- (q or Ctrl-D to leave)")
+			continue
+		}
+		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {

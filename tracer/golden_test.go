@@ -83,3 +83,28 @@ func TestDecodeChunk(t *testing.T) {
 		t.Errorf("truncated chunk: %+v %+v", tr2.States, tr2.Exit)
 	}
 }
+
+// TestTextViewOfDeepRecursion: the readable view indents at most
+// maxTextIndent levels and marks deeper lines with their depth, so its size
+// is linear in the states (it was quadratic: 5 GB for a 50,000-deep trace).
+func TestTextViewOfDeepRecursion(t *testing.T) {
+	tr := &Trace{Exit: Exit{Kind: ExitNever, Reason: "events"}}
+	const depth = 2000
+	for d := 0; d < depth; d++ {
+		tr.States = append(tr.States, State{Event: EventCall, Lineno: 1, Function: "r", Depth: d, Src: "def r(n):", Frame: d + 1})
+	}
+	var b bytes.Buffer
+	if err := WriteText(&b, tr); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	if want := strings.Repeat("  ", maxTextIndent) + "call "; !strings.HasPrefix(lines[maxTextIndent], want) {
+		t.Errorf("line at the deepest indent %q, want prefix %q", lines[maxTextIndent], want)
+	}
+	if want := strings.Repeat("  ", maxTextIndent) + "[depth 1999] call "; !strings.HasPrefix(lines[depth-1], want) {
+		t.Errorf("deepest line %q, want prefix %q", lines[depth-1], want)
+	}
+	if b.Len() > depth*200 {
+		t.Errorf("%d bytes for %d states: the view grows faster than the states", b.Len(), depth)
+	}
+}

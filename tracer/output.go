@@ -64,12 +64,21 @@ func WriteJSONLines(w io.Writer, tr *Trace) error {
 	return bw.Flush()
 }
 
-// WriteText writes a readable view: one line per state, indented by depth,
-// then the exit and what the program printed.
+// maxTextIndent is the deepest level WriteText indents: beyond it a line
+// says its depth instead, so that a deep recursion's view grows linearly
+// (indenting 50,000 levels wrote 5 GB for 100,000 states).
+const maxTextIndent = 32
+
+// WriteText writes a readable view: one line per state, indented by depth
+// (up to maxTextIndent levels, then marked "[depth N]"), then the exit and
+// what the program printed.
 func WriteText(w io.Writer, tr *Trace) error {
 	bw := bufio.NewWriter(w)
 	for _, s := range tr.States {
-		ind := strings.Repeat("  ", s.Depth)
+		ind := strings.Repeat("  ", min(s.Depth, maxTextIndent))
+		if s.Depth > maxTextIndent {
+			ind += fmt.Sprintf("[depth %d] ", s.Depth)
+		}
 		loc := fmt.Sprintf("%s:%d", s.Function, s.Lineno)
 		fmt.Fprintf(bw, "%s%-9s %-16s %s", ind, s.Event, loc, strings.TrimSpace(s.Src))
 		switch s.Event {

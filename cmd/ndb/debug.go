@@ -107,6 +107,11 @@ func runDebug(cmd *cobra.Command, args []string) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	switch debugFlags.color {
+	case "auto", "always", "never":
+	default:
+		return fmt.Errorf("--color wants auto, always or never, got %q", debugFlags.color)
+	}
 	path := args[0]
 	src, err := tracer.ReadSource(path)
 	if err != nil {

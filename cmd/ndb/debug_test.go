@@ -43,6 +43,12 @@ func TestDebugBatchCommand(t *testing.T) {
 	if err := rootCmd.Execute(); err == nil || !strings.Contains(err.Error(), "unknown engine") {
 		t.Errorf("unknown engine: %v", err)
 	}
+	// A bad --color was ignored (the session started, uncoloured).
+	rootCmd.SetArgs([]string{"debug", "--engine", "real", "--color", "bogus", path})
+	if err := rootCmd.Execute(); err == nil || !strings.Contains(err.Error(), "--color") {
+		t.Errorf("bad --color: %v", err)
+	}
+	debugCmd.Flags().Set("color", "auto")
 }
 
 // TestNeuralCommandHelpSummaries: the terminal's help lists each command

@@ -3,6 +3,7 @@
 package atomicfile
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 )
@@ -15,6 +16,11 @@ func TempPattern(path string) string { return filepath.Base(path) + ".tmp-*" }
 // world-readable (0644), syncs it and renames it over path. On error the
 // temporary file is removed and path is untouched.
 func WriteFile(path string, data []byte) (err error) {
+	// The rename would refuse a folder with "file exists", naming the
+	// temporary file: say what is wrong instead.
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a directory, not a file path", path)
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), TempPattern(path))
 	if err != nil {
 		return err

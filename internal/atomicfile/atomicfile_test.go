@@ -3,6 +3,7 @@ package atomicfile
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -29,8 +30,8 @@ func TestWriteFile(t *testing.T) {
 	sub := filepath.Join(dir, "sub")
 	os.Mkdir(sub, 0o755)
 	os.WriteFile(filepath.Join(sub, "keep"), nil, 0o644)
-	if err := WriteFile(sub, []byte("x")); err == nil {
-		t.Fatal("writing over a non-empty folder: want an error")
+	if err := WriteFile(sub, []byte("x")); err == nil || !strings.Contains(err.Error(), sub+" is a directory") {
+		t.Fatalf("writing over a non-empty folder: %v, want an error naming the folder", err)
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, TempPattern(sub))); len(left) > 0 {
 		t.Errorf("temporary files left after an error: %v", left)

@@ -18,15 +18,19 @@ import (
 // maxLine bounds one JSONL line (one trajectory) when reading a corpus.
 const maxLine = 256 << 20
 
-// CorpusFiles lists the text files of path: path itself when it is a file,
-// else every .jsonl, .jsonl.gz and .txt file under it, sorted, so that the
-// order (and what is read) does not depend on the file system.
+// CorpusFiles lists the text files of path: path itself when it is a
+// .jsonl, .jsonl.gz or .txt file, else every such file under it, sorted, so
+// that the order (and what is read) does not depend on the file system.
 func CorpusFiles(path string) ([]string, error) {
 	info, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
 	if !info.IsDir() {
+		if !isCorpusFile(path) {
+			// Read as JSONL, prog.py failed with "invalid character '#'".
+			return nil, fmt.Errorf("%s is not a .jsonl, .jsonl.gz or .txt file", path)
+		}
 		return []string{path}, nil
 	}
 	var files []string

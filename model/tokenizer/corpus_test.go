@@ -48,4 +48,10 @@ func TestTexts(t *testing.T) {
 	if _, err := CorpusFiles(t.TempDir()); err == nil {
 		t.Error("an empty folder is accepted as a corpus")
 	}
+	// A single file must be one of the corpus kinds, not read as JSONL.
+	py := filepath.Join(t.TempDir(), "prog.py")
+	os.WriteFile(py, []byte("# a comment\nx = 1\n"), 0o644)
+	if _, err := CorpusFiles(py); err == nil || !strings.Contains(err.Error(), "not a .jsonl, .jsonl.gz or .txt file") {
+		t.Errorf("a .py file as the corpus: %v", err)
+	}
 }
