@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Runs the README's main job: the same pdb command sequence on the example
-# program, answered by the real engine (ground truth) and by the neural model.
+# Runs the README's main job: the same pdb command sequence on one call of
+# the example program, answered by the real engine (ground truth) and by the
+# embedded neural model, which then checks itself against the real run.
 set -euo pipefail
 ndb=${1:-bin/ndb}
 cd "$(dirname "$0")/.."
-cmds=examples/primes.commands
-echo "== real engine (the tracer): $cmds on examples/primes.py"
-"$ndb" debug --engine real --batch examples/primes.py < "$cmds"
+prog=examples/vowels.py
+call="f('banana', 4)"
+cmds=examples/vowels.commands
+echo "== real engine (the tracer): $(tr '\n' ' ' < "$cmds")on $call in $prog"
+"$ndb" debug --engine real --batch --call "$call" "$prog" < "$cmds"
 echo
-echo "== model engine (embedded default model), same commands"
-"$ndb" debug --engine model --batch examples/primes.py < "$cmds"
+echo "== model engine (embedded default model), same commands, then verify"
+{ cat "$cmds"; echo verify; } | "$ndb" debug --engine model --batch --call "$call" "$prog"

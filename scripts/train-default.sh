@@ -3,7 +3,7 @@
 # on a 2-core CPU: generate trajectories, train the tokenizer, train the
 # `mini` config, strip the optimizer state (export + import), and evaluate.
 # Usage: scripts/train-default.sh [WORKDIR]   (default /tmp/ndb-default)
-# About 1 hour of training on 2 cores; see docs/default-model.md.
+# About 70 minutes of training on 2 cores; see docs/default-model.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=${1:-/tmp/ndb-default}
@@ -21,9 +21,20 @@ gen mbpp 12000
 gen humaneval 6000
 
 "$ndb" tokenizer train --data "$work/gen" --vocab 2048 --out "$work/tok.json"
-"$ndb" train --data "$work/gen" --pack-dir "$work/pack" --tokenizer "$work/tok.json" \
-  --out "$work/default.model" --config mini --steps 1600 --batch 16 --seq 512 \
-  --warmup 100 --eval-every 200 --save-every 100 --seed 1
+# Four stages on the same packed data (docs/default-model.md): a 1600-step
+# run, 200 steps of a 1200-step schedule at a lower peak, then two more
+# schedules from those weights (--init: fresh optimizer and schedule).
+train() { # out steps lr min-lr warmup seed [more flags]
+  local out=$1 steps=$2 lr=$3 minlr=$4 warmup=$5 seed=$6; shift 6
+  "$ndb" train --data "$work/gen" --pack-dir "$work/pack" --tokenizer "$work/tok.json" \
+    --out "$work/$out.model" --config mini --batch 16 --seq 512 --steps "$steps" \
+    --lr "$lr" --min-lr "$minlr" --warmup "$warmup" --seed "$seed" --save-every 100 --eval-every 300 "$@"
+}
+train stage1 1600 0.003 0.0003 100 1
+train stage2 1200 0.001 0.0001 50 2 --init "$work/stage1.model" --stop-at 200
+train stage3 450 0.0006 0.00005 20 3 --init "$work/stage2.model"
+train stage4 2408 0.0008 0.00005 50 4 --init "$work/stage3.model"
+cp "$work/stage4.model" "$work/default.model"
 
 # The shipped file holds weights, config and tokenizer only.
 rm -rf "$work/hf"
