@@ -2,45 +2,13 @@ package engine
 
 import (
 	"context"
-	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 
 	"ndb/debugger"
 	"ndb/format"
-	"ndb/model/infer"
-	"ndb/model/nn"
-	"ndb/model/tokenizer"
-	"ndb/model/train/synthtext"
+	"ndb/model/infer/infertest"
 )
-
-// tinyModel is a random-weight network with a small tokenizer: its
-// predictions are nonsense, but constrained decoding keeps them frames,
-// which is what the model engine's plumbing needs.
-func tinyModel(t *testing.T) *infer.Predictor {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(1, 2))
-	var texts []string
-	for id := range 30 {
-		text, _ := synthtext.Trajectory(rng, id)
-		texts = append(texts, text)
-	}
-	texts = append(texts, readProgram(t, "calls.py", "").Source)
-	tok, err := tokenizer.Train(slices.Values(texts), 360, tokenizer.SpecialTokens)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := nn.New(nn.Config{Dim: 32, HiddenDim: 64, Layers: 1, Heads: 4, Vocab: tok.VocabSize(), MaxSeq: 1024, RopeTheta: 10000, NormEps: 1e-5}, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := infer.New(m, tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // TestModelEngineWithATinyNetwork runs the model engine on ndb's own
 // network: every command answers a stop or a clear error, never a panic,
@@ -49,7 +17,7 @@ func TestModelEngineWithATinyNetwork(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains a tokenizer")
 	}
-	e, err := New("model", Options{Predictor: InferPredictor{P: tinyModel(t)}})
+	e, err := New("model", Options{Predictor: InferPredictor{P: infertest.Tiny(t, 1024, readProgram(t, "calls.py", "").Source)}})
 	if err != nil {
 		t.Fatal(err)
 	}

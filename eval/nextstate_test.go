@@ -4,20 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"ndb/dataset"
 	"ndb/engine"
 	"ndb/format"
-	"ndb/model/infer"
-	"ndb/model/nn"
-	"ndb/model/tokenizer"
-	"ndb/model/train/synthtext"
+	"ndb/model/infer/infertest"
 	"ndb/tracer"
 )
 
@@ -184,31 +179,6 @@ func TestRealEngineNextState(t *testing.T) {
 	}
 }
 
-// tinyPredictor is a random-weight network: nonsense predictions that
-// constrained decoding keeps well-formed.
-func tinyPredictor(t *testing.T) *infer.Predictor {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(1, 2))
-	var texts []string
-	for id := range 30 {
-		text, _ := synthtext.Trajectory(rng, id)
-		texts = append(texts, text)
-	}
-	tok, err := tokenizer.Train(slices.Values(texts), 360, tokenizer.SpecialTokens)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := nn.New(nn.Config{Dim: 32, HiddenDim: 64, Layers: 1, Heads: 4, Vocab: tok.VocabSize(), MaxSeq: 512, RopeTheta: 10000, NormEps: 1e-5}, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := infer.New(m, tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // TestModelEngineSmoke runs both harnesses on a tiny random model: they
 // finish, count what they should and report fractions in range; the report
 // (Markdown, JSON, PNG plots) is written.
@@ -216,7 +186,7 @@ func TestModelEngineSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains a tokenizer and decodes a few hundred frames")
 	}
-	pred := engine.InferPredictor{P: tinyPredictor(t)}
+	pred := engine.InferPredictor{P: infertest.Tiny(t, 512)}
 	eng := engine.NewNeuralEngine(engine.Model, pred, engine.Draw{}, false)
 	real := engine.NewReal(engine.Options{Workers: 1})
 	defer real.Close()
