@@ -465,6 +465,32 @@ func BatchOffsets(seed uint64, step, batch, seq int, n int) ([]int, error) {
 	return offs, nil
 }
 
+// DocStarts lists the positions of bos in tokens (the starts of the packed
+// documents) whose window of seq+1 tokens fits.
+func DocStarts(tokens []uint32, bos uint32, seq int) []int {
+	var starts []int
+	for i := 0; i+seq+1 <= len(tokens); i++ {
+		if tokens[i] == bos {
+			starts = append(starts, i)
+		}
+	}
+	return starts
+}
+
+// AlignedOffsets is BatchOffsets for --align: row b starts at the document
+// start starts[SplitMix64(seed, step*B+b+1) % len(starts)], so each window
+// holds its trajectory's source code before the frames it trains on.
+func AlignedOffsets(seed uint64, step, batch int, starts []int) ([]int, error) {
+	if len(starts) == 0 {
+		return nil, fmt.Errorf("%w: no document start leaves a full window", ErrTooShort)
+	}
+	offs := make([]int, batch)
+	for b := range offs {
+		offs[b] = starts[SplitMix64(seed, uint64(step)*uint64(batch)+uint64(b)+1)%uint64(len(starts))]
+	}
+	return offs, nil
+}
+
 // FillBatch copies the windows at offs into inputs and targets (B*T each,
 // row-major).
 func FillBatch(tokens []uint32, offs []int, seq int, inputs, targets []int32) {

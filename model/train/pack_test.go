@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -227,5 +228,28 @@ func TestBatchOffsets(t *testing.T) {
 	}
 	if got := ValOffsets(33, 8, 2); len(got) != 2 {
 		t.Fatalf("ValOffsets capped at 2 = %v", got)
+	}
+}
+
+func TestAlignedOffsets(t *testing.T) {
+	const bos = 9
+	// Three documents; the last one's window would run past the end.
+	tokens := []uint32{bos, 1, 2, 3, bos, 4, 5, 6, 7, bos, 8}
+	starts := DocStarts(tokens, bos, 4)
+	if !slices.Equal(starts, []int{0, 4}) {
+		t.Fatalf("DocStarts = %v, want [0 4]", starts)
+	}
+	offs, err := AlignedOffsets(7, 3, 5, starts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b, off := range offs {
+		want := starts[SplitMix64(7, uint64(3*5+b+1))%2]
+		if off != want || tokens[off] != bos {
+			t.Errorf("row %d: offset %d, want %d at a document start", b, off, want)
+		}
+	}
+	if _, err := AlignedOffsets(7, 0, 2, nil); !errors.Is(err, ErrTooShort) {
+		t.Errorf("no starts: err = %v, want ErrTooShort", err)
 	}
 }

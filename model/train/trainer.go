@@ -45,6 +45,7 @@ type Options struct {
 	EvalEvery   int     `json:"eval_every"`   // steps between validation losses
 	EvalWindows int     `json:"eval_windows"` // validation windows per evaluation (0: all)
 	SaveEvery   int     `json:"save_every"`   // steps between checkpoints (0: only at the end)
+	Align       bool    `json:"align,omitempty"` // windows start at document starts (the first token of train.bin marks them)
 }
 
 // DefaultOptions are the defaults of `ndb train`.
@@ -135,6 +136,10 @@ func Run(ctx context.Context, be Backend, data *Packed, st *State, h Hooks) erro
 	elapsed0 := st.Elapsed
 	lastVal := math.NaN()
 	runTokens := int64(0)
+	var starts []int
+	if o.Align {
+		starts = DocStarts(data.Train, data.Train[0], o.Seq)
+	}
 	for st.Step < o.Steps {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -146,7 +151,13 @@ func Run(ctx context.Context, be Backend, data *Packed, st *State, h Hooks) erro
 			break
 		}
 		s := st.Step
-		offs, err := BatchOffsets(o.Seed, s, o.Batch, o.Seq, n)
+		var offs []int
+		var err error
+		if o.Align {
+			offs, err = AlignedOffsets(o.Seed, s, o.Batch, starts)
+		} else {
+			offs, err = BatchOffsets(o.Seed, s, o.Batch, o.Seq, n)
+		}
 		if err != nil {
 			return err
 		}
