@@ -40,11 +40,11 @@ type Options struct {
 	Beta1       float64 `json:"beta1"`
 	Beta2       float64 `json:"beta2"`
 	Eps         float64 `json:"eps"`
-	ClipNorm    float64 `json:"clip_norm"`    // global gradient-norm clip
-	Seed        uint64  `json:"seed"`         // weights init and batch sampling
-	EvalEvery   int     `json:"eval_every"`   // steps between validation losses
-	EvalWindows int     `json:"eval_windows"` // validation windows per evaluation (0: all)
-	SaveEvery   int     `json:"save_every"`   // steps between checkpoints (0: only at the end)
+	ClipNorm    float64 `json:"clip_norm"`       // global gradient-norm clip
+	Seed        uint64  `json:"seed"`            // weights init and batch sampling
+	EvalEvery   int     `json:"eval_every"`      // steps between validation losses
+	EvalWindows int     `json:"eval_windows"`    // validation windows per evaluation (0: all)
+	SaveEvery   int     `json:"save_every"`      // steps between checkpoints (0: only at the end)
 	Align       bool    `json:"align,omitempty"` // windows start at document starts (the first token of train.bin marks them)
 }
 
