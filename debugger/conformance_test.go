@@ -178,11 +178,11 @@ func runNdb(t *tracer.Trace, cmds []string) ([]pdbStopRec, error) {
 // pythonExe resolves the real interpreter behind python3 (not the shim).
 func pythonExe(t testing.TB) string {
 	t.Helper()
-	out, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
+	p, err := tracer.ResolvePython("python3")
 	if err != nil {
 		t.Skipf("no python3: %v", err)
 	}
-	return strings.TrimSpace(string(out))
+	return p
 }
 
 // pdbRecorder is one running testdata/pdbrecord.py process.

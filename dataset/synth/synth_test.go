@@ -11,10 +11,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"ndb/internal/paths"
+	"ndb/tracer"
 )
 
 func TestDeterministic(t *testing.T) {
@@ -194,26 +194,14 @@ type checkRes struct {
 	Calls    []callResult `json:"calls"`
 }
 
-var (
-	pythonOnce sync.Once
-	pythonPath string
-	pythonErr  error
-)
-
-// python resolves the real interpreter once: python3 on PATH may be a slow shim.
+// python is the real interpreter behind python3 (not the pyenv shim),
+// resolved once by the tracer.
 func python(t *testing.T) string {
-	pythonOnce.Do(func() {
-		out, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
-		if err != nil {
-			pythonErr = err
-			return
-		}
-		pythonPath = strings.TrimSpace(string(out))
-	})
-	if pythonErr != nil || pythonPath == "" {
-		t.Skipf("no python3: %v", pythonErr)
+	p, err := tracer.ResolvePython("python3")
+	if err != nil {
+		t.Skipf("no python3: %v", err)
 	}
-	return pythonPath
+	return p
 }
 
 // checkAll sends every request through one interpreter and returns the answers in order.
