@@ -75,7 +75,8 @@ type Record struct {
 	Policy    string   `json:"policy"`    // A or B
 	Entry     string   `json:"entry"`     // function the trajectory starts in
 	Deep      bool     `json:"deep,omitempty"`
-	Exit      string   `json:"exit"` // exit_normal, exit_error, exit_never, inv_exit_entry
+	Unwrapped bool     `json:"unwrapped,omitempty"` // shown without the main wrapper
+	Exit      string   `json:"exit"`                // exit_normal, exit_error, exit_never, inv_exit_entry
 	Actions   []string `json:"actions"`
 	Forced    int      `json:"forced,omitempty"` // trailing actions that finished an over-budget trajectory
 	Chars     int      `json:"chars"`
@@ -350,7 +351,7 @@ func (j *Job) doUnit(ctx context.Context, tr *Tracer, perm *permCache, u int) un
 			return res
 		}
 		rec := Record{ProgramID: it.ID, Source: j.Source.Name(), Unit: u, Index: k, Call: it.Program.Call,
-			Direction: s.Direction(), Policy: s.Policy, Entry: s.Entry, Deep: s.Deep,
+			Direction: s.Direction(), Policy: s.Policy, Entry: s.Entry, Deep: s.Deep, Unwrapped: s.Unwrapped,
 			Exit: string(s.Trajectory.Frames[len(s.Trajectory.Frames)-1].Kind), Actions: s.Actions(),
 			Forced: s.Forced, Chars: len(s.Text), Text: s.Text}
 		line, err := marshalLine(rec)

@@ -6,6 +6,7 @@ package dataset
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 
 	"ndb/debugger"
 	"ndb/format"
@@ -84,6 +85,12 @@ type SamplerConfig struct {
 	DeepEntryProb float64
 	// InverseProb is the probability that a trajectory is inverse.
 	InverseProb float64
+	// UnwrapProb is the probability that a deep trajectory of a program
+	// traced with a call (tracer.WrapCall) shows the program without the
+	// wrapper: no main, so no call site with the arguments, as CruxEval's
+	// input prediction and a session on a bare function show it. Zero
+	// draws nothing, so older data sets regenerate unchanged.
+	UnwrapProb float64
 }
 
 // DefaultSamplerConfig is what `ndb gen` uses unless told otherwise.
@@ -96,6 +103,7 @@ type Sample struct {
 	Policy     string // A or B
 	Entry      string // function whose call the trajectory starts at
 	Deep       bool   // started at a call below the entry
+	Unwrapped  bool   // shown without the main wrapper (SamplerConfig.UnwrapProb)
 	Forced     int    // actions taken to finish after a budget ran out
 }
 
@@ -136,6 +144,11 @@ func SampleTrajectory(r *rand.Rand, t *tracer.Trace, cfg SamplerConfig) (*Sample
 		}
 	}
 	s := &Sample{Policy: policy.Name, Deep: deep, Entry: sub.States[0].Function}
+	if deep && cfg.UnwrapProb > 0 && r.Float64() < cfg.UnwrapProb {
+		if src, ok := unwrapped(sub); ok {
+			sub.Source, s.Unwrapped = src, true
+		}
+	}
 	tree := debugger.NewTree(sub)
 	bpLines := debugger.SourceLines(sub.Source)
 	bpCandidates := debugger.BreakpointLines(sub.Source)
@@ -230,6 +243,26 @@ func exitFrameKind(kind string) (format.Kind, error) {
 	}
 	return "", fmt.Errorf("dataset: unknown exit %q", kind)
 }
+
+// unwrapped is the source of a deep scope without tracer.WrapCall's main
+// wrapper, if the source has one and no state of the scope is in main (the
+// wrapper's lines must not be shown by any frame). The text is the program
+// as given, without the newline WrapCall ensures.
+func unwrapped(sub *tracer.Trace) (string, bool) {
+	i := strings.LastIndex(sub.Source, wrapperStart)
+	if i < 0 || strings.Count(sub.Source[i+len(wrapperStart):], "\n") != 1 {
+		return "", false
+	}
+	for _, st := range sub.States {
+		if st.Function == "main" {
+			return "", false
+		}
+	}
+	return sub.Source[:i], true
+}
+
+// wrapperStart begins tracer.WrapCall's wrapper after the source.
+const wrapperStart = "\n\n\ndef main():\n    return "
 
 // deepCalls lists the call states below the entry: the starts a deep
 // trajectory may take.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"ndb/debugger"
@@ -143,6 +145,51 @@ func TestScope(t *testing.T) {
 	for _, s := range append(ok.States, bad.States...) {
 		if s.Function != "g" {
 			t.Fatalf("scope of g holds %s", s.Function)
+		}
+	}
+}
+
+// TestUnwrap: with UnwrapProb 1 every deep trajectory shows the program as
+// given (no main wrapper, no call site) and none shows a line the header
+// lacks; shallow ones keep the wrapper; with UnwrapProb 0 none is unwrapped.
+func TestUnwrap(t *testing.T) {
+	tr := newRealTracer(t)
+	src := "def g(x):\n    return x * 2\n\ndef f(n):\n    return g(n) + 1\n"
+	trace, err := tr.Trace(context.Background(), tracer.Program{Source: src, Call: "f(3)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, prob := range []float64{0, 1} {
+		r := rand.New(rand.NewPCG(5, 6))
+		cfg := DefaultSamplerConfig
+		cfg.DeepEntryProb, cfg.UnwrapProb = 0.5, prob
+		deep, unwrapped := 0, 0
+		for range 100 {
+			s, err := SampleTrajectory(r, trace, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			header := s.Trajectory.Source
+			if s.Unwrapped {
+				unwrapped++
+				if header != strings.TrimSuffix(src, "\n") {
+					t.Fatalf("unwrapped header %q, want the source as given", header)
+				}
+			} else if !strings.Contains(header, "def main():\n    return f(3)") {
+				t.Fatalf("header %q lost the wrapper", header)
+			}
+			if s.Deep {
+				deep++
+			}
+			lines := strings.Split(header, "\n")
+			for _, f := range s.Trajectory.Frames {
+				if !f.Kind.IsExit() && !slices.Contains(lines, f.Src) {
+					t.Fatalf("frame source %q is not a line of the header %q", f.Src, header)
+				}
+			}
+		}
+		if want := map[float64]int{0: 0, 1: deep}[prob]; unwrapped != want || deep == 0 {
+			t.Fatalf("UnwrapProb %v: %d unwrapped of %d deep", prob, unwrapped, deep)
 		}
 	}
 }

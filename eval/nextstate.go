@@ -2,8 +2,10 @@ package eval
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -94,6 +96,10 @@ type NextStateOptions struct {
 	// format has no inverse: cwm).
 	ForwardOnly bool
 	Progress    func(done, total int)
+	// Dump, when set, receives one JSON line per example (action, the
+	// prompt, the true and the predicted frame, exact or not): the
+	// material for reading a model's errors.
+	Dump io.Writer
 }
 
 func (o *NextStateOptions) defaults() {
@@ -396,6 +402,11 @@ func RunNextState(ctx context.Context, exs []*Example, opts NextStateOptions) (*
 			pred = format.Frame{} // wrong in every field
 		}
 		m := CompareFrames(pred, want)
+		if opts.Dump != nil {
+			if err := dumpExample(opts.Dump, ex, pred, want, m); err != nil {
+				return nil, err
+			}
+		}
 		if ex.Horizon {
 			bins := rep.HorizonBins[ex.Action]
 			if bins == nil {
@@ -443,6 +454,25 @@ func RunNextState(ctx context.Context, exs []*Example, opts NextStateOptions) (*
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// dumpExample writes one example as a JSON line for NextStateOptions.Dump.
+func dumpExample(w io.Writer, ex *Example, pred, want format.Frame, m Match) error {
+	prompt, err := format.PromptText(ex.Traj.Source, ex.Traj.Frames[:ex.Cut+1], ex.Traj.Steps[:ex.Cut+1])
+	if err != nil {
+		return err
+	}
+	predText := ""
+	if pred.Kind.Valid() {
+		predText = format.FrameText(pred)
+	}
+	line, err := json.Marshal(map[string]any{"action": ex.Action, "horizon": ex.Horizon, "exact": m.Exact,
+		"fields": m.Fields, "prompt": prompt, "want": format.FrameText(want), "pred": predText})
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(line, '\n'))
+	return err
 }
 
 // predictByPrompt sends the exact training text of the cut trajectory.

@@ -206,12 +206,50 @@ func TestModelEngineSmoke(t *testing.T) {
 			t.Fatalf("the prompt is not the training text: %v %v", err, err2)
 		}
 	}
+	var dump bytes.Buffer
+	opts.Dump = &dump
 	rep, err := RunNextState(ctx, exs, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.Errors != 0 || rep.Dropped != 0 {
 		t.Errorf("%d errors (%q), %d dropped: constrained decoding always gives a frame", rep.Errors, rep.ErrorSamples, rep.Dropped)
+	}
+	// The dump has one line per example, each with its true frame's text
+	// and the exactness the scores counted.
+	lines := strings.Split(strings.TrimSpace(dump.String()), "\n")
+	exact := 0
+	for _, l := range lines {
+		var d struct {
+			Exact      bool
+			Want, Pred string
+			Prompt     string
+			Action     string
+		}
+		if err := json.Unmarshal([]byte(l), &d); err != nil || d.Want == "" || d.Prompt == "" || d.Action == "" {
+			t.Fatalf("dump line %q: %v", l, err)
+		}
+		if d.Exact != (d.Pred == d.Want) {
+			t.Fatalf("dump line says exact=%v for %q vs %q", d.Exact, d.Pred, d.Want)
+		}
+		if d.Exact {
+			exact++
+		}
+	}
+	if len(lines) != len(exs) {
+		t.Errorf("dump has %d lines for %d examples", len(lines), len(exs))
+	}
+	scored := 0
+	for _, s := range rep.PerAction {
+		scored += s.Exact
+	}
+	for _, bins := range rep.HorizonBins {
+		for _, s := range bins {
+			scored += s.Exact
+		}
+	}
+	if exact != scored {
+		t.Errorf("dump counts %d exact, the report %d", exact, scored)
 	}
 	total := 0
 	for a, s := range rep.PerAction {

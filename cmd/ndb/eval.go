@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,6 +36,8 @@ type evalFlags struct {
 	workers int
 	// maxTokens is the model engine's frame budget (0: the runtime's).
 	maxTokens int
+	// freeProgram turns the model engine's program rules off (ablation).
+	freeProgram bool
 }
 
 func (f *evalFlags) add(cmd *cobra.Command) {
@@ -47,6 +50,7 @@ func (f *evalFlags) add(cmd *cobra.Command) {
 	fs.StringVar(&f.report, "report", "", "write the Markdown table, JSON and PNG plots into this folder")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar")
 	fs.IntVar(&f.workers, "workers", 2, "tracer workers")
+	fs.BoolVar(&f.freeProgram, "free-program", false, "model engine: let predicted source lines and LOCALS keys be any text, not only the program's lines and names (ablation)")
 }
 
 // evalEngines is what a run measures with: the engine, its predictor when
@@ -85,7 +89,7 @@ func (f *evalFlags) engines() (*evalEngines, error) {
 			real.Close()
 			return nil, fmt.Errorf("engine model: %w", err)
 		}
-		out.pred = eval.InferPredictor{P: p, MaxTokens: f.maxTokens}
+		out.pred = eval.InferPredictor{P: p, MaxTokens: f.maxTokens, FreeProgram: f.freeProgram}
 		out.engine = engine.NewNeuralEngine(engine.Model, out.pred, engine.Draw{}, false)
 	case engine.OpenAI:
 		cfg := openai.ConfigFromEnv()
@@ -141,7 +145,7 @@ func evalCommand() *cobra.Command {
 
 func evalNextStateCommand() *cobra.Command {
 	var f evalFlags
-	var programs, source string
+	var programs, source, dump string
 	var n, horizonN, perTrace, valPercent, limit int
 	var pdbSemantics bool
 	cmd := &cobra.Command{
@@ -212,6 +216,16 @@ train uses for validation, so training never saw them).`,
 			if !f.quiet {
 				fmt.Fprintf(os.Stderr, "%d examples in %.1f s\n", len(exs), time.Since(t0).Seconds())
 			}
+			if dump != "" {
+				df, err := os.Create(dump)
+				if err != nil {
+					return err
+				}
+				defer df.Close()
+				dw := bufio.NewWriter(df)
+				defer dw.Flush()
+				opts.Dump = dw
+			}
 			bar := f.bar(len(exs), "next-state")
 			opts.Progress = func(done, total int) {
 				if bar != nil {
@@ -258,6 +272,7 @@ train uses for validation, so training never saw them).`,
 	fs.IntVar(&perTrace, "per-trace", 4, "trajectories sampled per trace and pass")
 	fs.IntVar(&f.maxTokens, "max-tokens", 0, "model engine: token budget of one predicted frame (0: the runtime's default, 384)")
 	fs.IntVar(&f.k, "k", 0, "exact match@k with k samples at temperature 0.6, top-p 0.95 (0: off)")
+	fs.StringVar(&dump, "dump", "", "write every example (action, prompt, true and predicted frame) as JSON lines to this file")
 	fs.BoolVar(&pdbSemantics, "pdb", false, "real engine: answer through pdb's stepping (its session semantics) instead of the SPEC's action tree")
 	return cmd
 }

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 
 	"ndb/format"
 	"ndb/model/nn"
@@ -104,6 +105,10 @@ func (p *Predictor) Sample(ctx context.Context, prompt string, k int, opt Sample
 		return nil, err
 	}
 	dir := promptDirection(prompt)
+	var rules *programRules
+	if !opt.FreeProgram {
+		rules = promptRules(prompt)
+	}
 
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -122,6 +127,7 @@ func (p *Predictor) Sample(ctx context.Context, prompt string, k int, opt Sample
 	for i := range cands {
 		cands[i].rng = newRNG(opt.Seed, i)
 		cands[i].logits = logits
+		cands[i].rules = rules
 	}
 	next := make([]int32, k)
 	if k == 1 && opt.Temperature <= 0 && !opt.NoDraft {
@@ -184,7 +190,7 @@ func (p *Predictor) Sample(ctx context.Context, prompt string, k int, opt Sample
 			continue
 		}
 		if format.CheckFrame(text, dir) != format.Complete {
-			closed, ok := closeOrCutBack(text, dir)
+			closed, ok := closeOrCutBack(rules.completeOpen(text), dir)
 			if !ok {
 				return nil, fmt.Errorf("infer: could not close the frame %q", text)
 			}
@@ -304,13 +310,14 @@ type candidate struct {
 	logits []float32
 	rng    *rand.Rand
 	done   bool
+	rules  *programRules // what the program lets a frame hold (nil: anything)
 }
 
 func (p *Predictor) pick(c *candidate, opt SampleOptions, dir format.Direction) int {
 	valid := func(id int) bool { return p.texts[id] != "" }
 	if !opt.Unconstrained {
 		cur := c.text.String()
-		valid = func(id int) bool { return p.tokenAllowed(cur, id, dir) }
+		valid = func(id int) bool { return p.tokenAllowed(cur, id, dir) && p.programAllowed(cur, id, c.rules) }
 	}
 	return pickToken(c.logits, opt, c.rng, valid)
 }
@@ -341,6 +348,196 @@ func (p *Predictor) tokenAllowed(cur string, id int, dir format.Direction) bool 
 		return format.CheckFrame(cur+t+" ", dir) != format.Invalid
 	}
 	return format.CheckFrame(cur+t, dir) != format.Invalid
+}
+
+// programAllowed keeps a frame to what the prompt's program can show, as
+// the tracer writes it: a source line (after <|src_sep|>) is one of the
+// program's lines that is not blank or a comment, and a key of LOCALS is
+// one of the program's identifiers, ".." (the elision) or ".0" (an
+// implicit comprehension argument). Text must extend a prefix of an allowed
+// string and the token that closes it must leave a whole one. Every frame
+// ndb gen writes passes (checked on its shards: docs/inference.md), so the
+// rule removes only frames no program state has.
+func (p *Predictor) programAllowed(cur string, id int, r *programRules) bool {
+	if r == nil {
+		return true
+	}
+	last := lastSpecial(cur)
+	switch {
+	case last == format.TokSrcSep:
+		src := cur[strings.LastIndex(cur, format.TokSrcSep)+len(format.TokSrcSep):]
+		if p.tok.IsSpecial(int32(id)) {
+			return r.lines.contains(src)
+		}
+		return r.lines.hasPrefix(src + p.texts[id])
+	case last == format.TokArgSep && !p.tok.IsSpecial(int32(id)):
+		json := cur[strings.LastIndex(cur, format.TokArgSep)+len(format.TokArgSep):]
+		return r.keysAllowed(json, json+p.texts[id])
+	}
+	return true
+}
+
+// programRules are the strings a frame may take from its program.
+type programRules struct {
+	lines sortedSet // executable lines: not blank, not only a comment
+	names sortedSet // identifiers, "..", ".0" to ".9"
+}
+
+// promptRules reads the program from a prompt's header (the text between
+// <|trace_context_start|> and the first <|frame_sep|>); nil when the prompt
+// has no header.
+func promptRules(prompt string) *programRules {
+	i := strings.Index(prompt, format.TokTraceContextStart)
+	if i < 0 {
+		return nil
+	}
+	src := prompt[i+len(format.TokTraceContextStart):]
+	j := strings.Index(src, format.TokFrameSep)
+	if j < 0 {
+		return nil
+	}
+	src = src[:j]
+	var r programRules
+	for _, l := range strings.Split(src, "\n") {
+		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") {
+			r.lines = append(r.lines, l)
+		}
+	}
+	r.names = append(r.names, "..")
+	for d := '0'; d <= '9'; d++ {
+		r.names = append(r.names, "."+string(d))
+	}
+	r.names = append(r.names, identifiers(src)...)
+	r.lines.sort()
+	r.names.sort()
+	return &r
+}
+
+// identifiers lists the Python identifiers of src (every run of letters,
+// digits and underscores that does not start with a digit; keywords and
+// words inside strings too, which only makes the rule looser).
+func identifiers(src string) []string {
+	var out []string
+	start := -1
+	for i, c := range src + " " {
+		word := c == '_' || unicode.IsLetter(c) || unicode.IsDigit(c)
+		switch {
+		case word && start < 0:
+			start = i
+		case !word && start >= 0:
+			if w := src[start:i]; !unicode.IsDigit(rune(w[0])) {
+				out = append(out, w)
+			}
+			start = -1
+		}
+	}
+	return out
+}
+
+// keysAllowed checks the keys of a LOCALS object that the text added to
+// old (making new) wrote or extended. A LOCALS object is flat, string to
+// string, so its even-numbered strings are the keys; a VALUE (a string,
+// not an object) has none. A name needs no JSON escape, so a key with one
+// is never allowed.
+func (r *programRules) keysAllowed(old, new string) bool {
+	if !strings.HasPrefix(new, "{") {
+		return true
+	}
+	in, esc, n, start := false, false, -1, 0
+	for j := 0; j < len(new); j++ {
+		c := new[j]
+		switch {
+		case !in:
+			if c == '"' {
+				in, n, start = true, n+1, j+1
+			}
+		case esc:
+			esc = false
+		case c == '\\':
+			esc = true
+		case c == '"':
+			in = false
+			if n%2 == 0 && j >= len(old) && !r.names.contains(new[start:j]) {
+				return false
+			}
+		}
+	}
+	if in && n%2 == 0 {
+		return r.names.hasPrefix(new[start:])
+	}
+	return true
+}
+
+// completeOpen finishes a source line or LOCALS key that a frame cut by its
+// token budget left open with the shortest allowed string it starts, so
+// that the frame closed after it still keeps programAllowed's rules.
+func (r *programRules) completeOpen(text string) string {
+	if r == nil {
+		return text
+	}
+	if lastSpecial(text) == format.TokSrcSep {
+		src := text[strings.LastIndex(text, format.TokSrcSep)+len(format.TokSrcSep):]
+		return text + strings.TrimPrefix(r.lines.shortestWithPrefix(src), src)
+	}
+	i := strings.LastIndex(text, format.TokArgSep)
+	if i < 0 || lastSpecial(text) != format.TokArgSep {
+		return text
+	}
+	json := text[i+len(format.TokArgSep):]
+	if !strings.HasPrefix(json, "{") {
+		return text
+	}
+	in, esc, n, start := false, false, -1, 0
+	for j := 0; j < len(json); j++ {
+		switch c := json[j]; {
+		case !in:
+			if c == '"' {
+				in, n, start = true, n+1, j+1
+			}
+		case esc:
+			esc = false
+		case c == '\\':
+			esc = true
+		case c == '"':
+			in = false
+		}
+	}
+	if key := json[start:]; in && n%2 == 0 && !esc {
+		return text + strings.TrimPrefix(r.names.shortestWithPrefix(key), key)
+	}
+	return text
+}
+
+// sortedSet is a sorted list of distinct strings.
+type sortedSet []string
+
+func (s *sortedSet) sort() {
+	slices.Sort(*s)
+	*s = slices.Compact(*s)
+}
+
+// shortestWithPrefix is the shortest member starting with x ("" if none).
+func (s sortedSet) shortestWithPrefix(x string) string {
+	best := ""
+	i, _ := slices.BinarySearch(s, x)
+	for ; i < len(s) && strings.HasPrefix(s[i], x); i++ {
+		if best == "" || len(s[i]) < len(best) {
+			best = s[i]
+		}
+	}
+	return best
+}
+
+func (s sortedSet) contains(x string) bool {
+	_, ok := slices.BinarySearch(s, x)
+	return ok
+}
+
+// hasPrefix reports whether some member starts with x: the first member
+// not below x in sorted order is the one, if any is.
+func (s sortedSet) hasPrefix(x string) bool {
+	i, _ := slices.BinarySearch(s, x)
+	return i < len(s) && strings.HasPrefix(s[i], x)
 }
 
 // insideJSONString reports whether frame text cur ends inside a JSON string

@@ -3,6 +3,7 @@ package infer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -100,12 +101,90 @@ func TestRandomModelFramesAlwaysParse(t *testing.T) {
 					if dir == format.Backward && !f.Kind.Inverse() || dir == format.Forward && f.Kind.Inverse() {
 						t.Fatalf("frame kind %s after a prompt of direction %v", f.Kind, dir)
 					}
+					if err := checkProgramRules(prompt, f); err != nil {
+						t.Fatalf("maxSeq %d, %+v: output %q: %v", maxSeq, opt, out, err)
+					}
 				}
 			}
 			if total != 3*len(prompts) {
 				t.Fatalf("got %d outputs", total)
 			}
 		}
+	}
+}
+
+// checkProgramRules reports a frame that shows what its prompt's program
+// cannot: a source line that is not an executable line of the program, or
+// a LOCALS key that is not one of its names.
+func checkProgramRules(prompt string, f format.Frame) error {
+	r := promptRules(prompt)
+	if f.Kind.IsExit() {
+		return nil
+	}
+	if !r.lines.contains(f.Src) {
+		return fmt.Errorf("source line %q is not a line of the program", f.Src)
+	}
+	for _, l := range f.Locals {
+		if !r.names.contains(l.Name) {
+			return fmt.Errorf("local %q is not a name of the program", l.Name)
+		}
+	}
+	return nil
+}
+
+// TestProgramRules checks the strings programAllowed lets a frame take
+// from its program, and completeOpen's endings for a frame cut short.
+func TestProgramRules(t *testing.T) {
+	prompt := "<|begin_of_text|><|trace_context_start|>def f(xs):  # sum\n    # a comment\n\n    tot = 0\n    return sum(x for x in xs)\n\ndef main():\n    return f([1])\n<|frame_sep|><|call_sep|><|src_sep|>def main():<|arg_sep|>{}<|action_sep|><|step_into|><|frame_sep|>"
+	r := promptRules(prompt)
+	for _, tc := range []struct {
+		line string
+		ok   bool
+	}{{"def f(xs):  # sum", true}, {"    tot = 0", true}, {"    return f([1])", true}, {"    # a comment", false}, {"", false}, {"    tot = 1", false}, {"tot = 0", false}} {
+		if got := r.lines.contains(tc.line); got != tc.ok {
+			t.Errorf("line %q allowed = %v, want %v", tc.line, got, tc.ok)
+		}
+	}
+	for _, tc := range []struct {
+		prefix string
+		ok     bool
+	}{{"    ret", true}, {"    return s", true}, {"    return x", false}, {"\t", false}, {"", true}} {
+		if got := r.lines.hasPrefix(tc.prefix); got != tc.ok {
+			t.Errorf("line prefix %q allowed = %v, want %v", tc.prefix, got, tc.ok)
+		}
+	}
+	for _, tc := range []struct {
+		old, new string
+		ok       bool
+	}{
+		{`{`, `{"x`, true},
+		{`{"x`, `{"xs`, true},
+		{`{"xs`, `{"xs"`, true},
+		{`{"x`, `{"xy`, false},
+		{`{"x`, `{"x"`, true},               // x is a name (the generator's variable)
+		{`{"to`, `{"to"`, false},            // a prefix of tot, not a name
+		{`{"xs": "`, `{"xs": "[1, 2`, true}, // values are free
+		{`{"xs": "1", `, `{"xs": "1", "..`, true},
+		{`{"xs": "1", `, `{"xs": "1", ".0"`, true},
+		{`{"xs": "1", `, `{"xs": "1", "zz`, false},
+		{`"`, `"anything`, true}, // a VALUE has no keys
+	} {
+		if got := r.keysAllowed(tc.old, tc.new); got != tc.ok {
+			t.Errorf("keys %q -> %q allowed = %v, want %v", tc.old, tc.new, got, tc.ok)
+		}
+	}
+	for _, tc := range []struct{ text, want string }{
+		{"<|line_sep|><|arg_sep|>{}<|src_sep|>    re", "<|line_sep|><|arg_sep|>{}<|src_sep|>    return f([1])"},
+		{`<|call_sep|><|src_sep|>def f(xs):  # sum<|arg_sep|>{"x`, `<|call_sep|><|src_sep|>def f(xs):  # sum<|arg_sep|>{"x`},
+		{`<|call_sep|><|src_sep|>def f(xs):  # sum<|arg_sep|>{"to`, `<|call_sep|><|src_sep|>def f(xs):  # sum<|arg_sep|>{"tot`},
+		{`<|call_sep|><|src_sep|>def f(xs):  # sum<|arg_sep|>{"xs": "to`, `<|call_sep|><|src_sep|>def f(xs):  # sum<|arg_sep|>{"xs": "to`},
+	} {
+		if got := r.completeOpen(tc.text); got != tc.want {
+			t.Errorf("completeOpen(%q) = %q, want %q", tc.text, got, tc.want)
+		}
+	}
+	if promptRules("no header") != nil {
+		t.Error("a prompt without a header has rules")
 	}
 }
 

@@ -24,6 +24,10 @@ type SampleOptions struct {
 	// Unconstrained turns constrained decoding off and returns the raw
 	// text, which may not parse (for measurements).
 	Unconstrained bool
+	// FreeProgram lets a frame's source line and LOCALS keys be any text
+	// instead of a line and names of the prompt's program (for
+	// measurements: see programAllowed).
+	FreeProgram bool
 	// NoDraft turns off prompt-lookup drafts in greedy decoding (for
 	// measurements; the output is the same).
 	NoDraft bool

@@ -1,6 +1,7 @@
 package infer
 
 import (
+	"strings"
 	"testing"
 
 	"ndb/format"
@@ -30,13 +31,21 @@ func TestConstraintAllowsTrueFrames(t *testing.T) {
 		{`<|inv_line_call_sep|><|src_sep|>    return f(2)<|arg_sep|>{}<|action_sep|>`, format.Backward},
 		{`<|inv_exit_entry|><|trace_end|><|end_of_text|>`, format.Backward},
 	}
+	// The program behind the frames: their source lines hold every name.
+	var src []string
+	for _, fr := range frames {
+		if f, err := format.ParseFrame(fr.text); err == nil && !f.Kind.IsExit() {
+			src = append(src, f.Src)
+		}
+	}
+	rules := promptRules(format.TokBeginOfText + format.TokTraceContextStart + strings.Join(src, "\n") + "\n" + format.TokFrameSep)
 	for _, fr := range frames {
 		if format.CheckFrame(fr.text, fr.dir) != format.Complete {
 			t.Fatalf("test frame %q is not a frame", fr.text)
 		}
 		cur := ""
 		for _, id := range p.tok.Encode(fr.text) {
-			if !p.tokenAllowed(cur, int(id), fr.dir) {
+			if !p.tokenAllowed(cur, int(id), fr.dir) || !p.programAllowed(cur, int(id), rules) {
 				t.Fatalf("frame %q: token %q refused after %q", fr.text, p.texts[id], cur)
 			}
 			cur += p.texts[id]

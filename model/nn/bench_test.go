@@ -32,3 +32,41 @@ func BenchmarkTrainStep(b *testing.B) {
 	}
 	b.ReportMetric(float64(B*T*b.N)/b.Elapsed().Seconds(), "tokens/s")
 }
+
+// BenchmarkAttention times attention forward + backward alone, for the
+// small config's shapes (8 heads of 32, batch 8 × 512, probabilities kept),
+// through the fused kernels and through sgemm.
+func BenchmarkAttention(b *testing.B) {
+	cfg := Configs["small"]
+	cfg.Vocab = 4096
+	B, T, C := 8, 512, cfg.Dim
+	m, _ := New(cfg, 1)
+	a := m.activationsFor(B, T)
+	rng := rand.New(rand.NewPCG(2, 2))
+	qkv, dy := make([]float32, B*T*3*C), make([]float32, B*T*C)
+	for i := range qkv {
+		qkv[i] = float32(rng.NormFloat64())
+	}
+	for i := range dy {
+		dy[i] = float32(rng.NormFloat64())
+	}
+	for _, fused := range []bool{false, true} {
+		for _, keep := range []bool{true, false} {
+			name := map[bool]string{false: "sgemm", true: "fused"}[fused] + map[bool]string{false: "/recompute", true: "/kept"}[keep]
+			b.Run(name, func(b *testing.B) {
+				fusedAttention = fused
+				defer func() { fusedAttention = true }()
+				var probs []float32
+				if keep {
+					probs = a.probs[0]
+				}
+				for range b.N {
+					m.attentionForward(a.y[0], a.lse[0], probs, qkv, B, T)
+					m.attentionBackward(a.dqkv, dy, qkv, a.y[0], a.lse[0], probs, B, T)
+				}
+				// the counted FLOPs (as ndb bench): 6 × C × T per token
+				b.ReportMetric(float64(6*C*T*B*T*b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}

@@ -33,10 +33,29 @@ type kernelSet struct {
 	rmsNormBackward func(dx, dw, dout, x, rstd, w []float32, rows, c int)
 	// adamw updates p, m, v from g (see AdamW.Update).
 	adamw func(p, g, m, v []float32, b1, b2, eps, decay, stepSize, bc2sqrt float32)
+
+	// ropeRows rotates the first nvec head vectors (dh wide, consecutive) of
+	// each row of x (rows ld apart); row r is at position (t0+r) mod T of
+	// the cos/sin tables (see rope; inverse for the backward pass).
+	ropeRows func(x []float32, rows, ld, nvec, dh int, cos, sin []float32, t0, T int, inverse bool)
+	// sumSquares returns the sum of x[i]^2, accumulated in float64.
+	sumSquares func(x []float32) float64
+
+	// attnForwardHead and attnBackwardHead, when not nil, run one (batch,
+	// head) of causal attention fused (register-tiled products, softmax
+	// between) for head sizes that are a multiple of 32. q, k, v and dq, dk,
+	// dv are the head's (T, dh) views, rows ld apart; y and dy rows ldy
+	// apart; lse (T). With keep, probs holds the head's probability blocks
+	// (blockOffset layout; written forward, read backward), else forward
+	// uses it as one (attnBlock, attnWidth(T)) scratch block and backward
+	// recomputes into p. p, dp are such blocks, work attnWorkFloats(T, dh)
+	// floats. Nil in the Go set: attention then goes through sgemm.
+	attnForwardHead  func(q, k, v []float32, ld int, y []float32, ldy int, lse, probs []float32, keep bool, work []float32, T, dh int, scale float32)
+	attnBackwardHead func(q, k, v, dq, dk, dv []float32, ld int, y, dy []float32, ldy int, lse, probs []float32, keep bool, p, dp, work []float32, T, dh int, scale float32)
 }
 
 var goKernels = kernelSet{goAttnSoftmax, goAttnSoftmaxBackward, goAttnGradScores, goXentForward, goXentBackward,
-	goSwiglu, goSwigluBackward, goRMSNorm, goRMSNormBackward, goAdamW}
+	goSwiglu, goSwigluBackward, goRMSNorm, goRMSNormBackward, goAdamW, goRopeRows, goSumSquares, nil, nil}
 
 var kern = goKernels
 
@@ -237,6 +256,25 @@ func ropeTables(maxSeq, headDim int, theta float64) (cos, sin []float32) {
 		}
 	}
 	return cos, sin
+}
+
+func goRopeRows(x []float32, rows, ld, nvec, dh int, cos, sin []float32, t0, T int, inverse bool) {
+	half := dh / 2
+	for r := range rows {
+		t := (t0 + r) % T
+		cs, sn := cos[t*half:(t+1)*half], sin[t*half:(t+1)*half]
+		for h := range nvec {
+			rope(x[r*ld+h*dh:r*ld+(h+1)*dh], cs, sn, inverse)
+		}
+	}
+}
+
+func goSumSquares(x []float32) float64 {
+	var s float64
+	for _, v := range x {
+		s += float64(v) * float64(v)
+	}
+	return s
 }
 
 // rope rotates one head vector x (Dh) at table row cs/sn (Dh/2) in HF's

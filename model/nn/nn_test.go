@@ -296,10 +296,16 @@ func TestLogitsMatchNumpy(t *testing.T) {
 // TestGradientsAndAdamWMatchTorch compares every tensor's gradient with
 // PyTorch autograd in float64 (max error within 1e-5 of the tensor's largest
 // gradient) and the losses of 10 AdamW steps with clipping and a warmup +
-// cosine schedule (within 1e-4 relative).
+// cosine schedule (within 1e-4 relative). Heads of 8 go through sgemm,
+// heads of 32 through the fused attention kernels (in cgo builds).
 func TestGradientsAndAdamWMatchTorch(t *testing.T) {
 	py := python(t, "numpy", "torch")
-	cfg := testConfig()
+	fused := Config{Dim: 64, HiddenDim: 96, Layers: 2, Heads: 2, Vocab: 40, MaxSeq: 128, RopeTheta: 10000, NormEps: 1e-5}
+	t.Run("heads8", func(t *testing.T) { testGradientsAndAdamWMatchTorch(t, py, testConfig()) })
+	t.Run("heads32", func(t *testing.T) { testGradientsAndAdamWMatchTorch(t, py, fused) })
+}
+
+func testGradientsAndAdamWMatchTorch(t *testing.T, py string, cfg Config) {
 	m := testModel(t, cfg)
 	B, T := 2, 70
 	tokens, targets := testBatch(cfg, B, T, 13)
@@ -666,6 +672,14 @@ func testKernelsAgree(t *testing.T) {
 		k.rmsNormBackward(dx, dw, dout, x, r, w, rows, ld)
 		return append(append(append(o, r...), dx...), dw...)
 	})
+	cs, sn := ropeTables(16, 8, 10000)
+	check("ropeRows", func(k kernelSet) []float32 {
+		r := append([]float32(nil), x...) // 5 rows of 37: 4 head vectors of 8, then 5 untouched
+		k.ropeRows(r, rows, ld, 4, 8, cs, sn, 3, 7, false)
+		k.ropeRows(r[ld:], rows-1, ld, 2, 8, cs, sn, 5, 7, true)
+		return r
+	})
+	check("sumSquares", func(k kernelSet) []float32 { return []float32{float32(k.sumSquares(x))} })
 	check("adamw", func(k kernelSet) []float32 {
 		p, g := append([]float32(nil), x...), append([]float32(nil), dout...)
 		m, v := make([]float32, len(p)), make([]float32, len(p))

@@ -53,13 +53,7 @@ func (o *AdamW) Update(m *Model, lr float32) {
 // and returns the norm before clipping.
 func (m *Model) ClipGrads(maxNorm float32) float32 {
 	parts := make([]float64, workers())
-	parallelFor(len(m.Grads), func(w, lo, hi int) {
-		var s float64
-		for _, g := range m.Grads[lo:hi] {
-			s += float64(g) * float64(g)
-		}
-		parts[w] = s
-	})
+	parallelFor(len(m.Grads), func(w, lo, hi int) { parts[w] = kern.sumSquares(m.Grads[lo:hi]) })
 	var ss float64
 	for _, s := range parts {
 		ss += s
