@@ -440,13 +440,26 @@ func identifiers(src string) []string {
 // not an object) has none. A name needs no JSON escape, so a key with one
 // is never allowed.
 func (r *programRules) keysAllowed(old, new string) bool {
-	if !strings.HasPrefix(new, "{") {
+	return objectKeys(new, func(key string, end int, closed bool) bool {
+		if !closed {
+			return r.names.hasPrefix(key)
+		}
+		return end < len(old) || r.names.contains(key)
+	})
+}
+
+// objectKeys calls fn with each key of a LOCALS object's text (a flat
+// object, string to string, so its even-numbered strings are the keys),
+// the offset of the key's closing quote and whether the key is closed yet;
+// it stops and returns false when fn does. Text that is not an object has
+// no keys.
+func objectKeys(json string, fn func(key string, end int, closed bool) bool) bool {
+	if !strings.HasPrefix(json, "{") {
 		return true
 	}
 	in, esc, n, start := false, false, -1, 0
-	for j := 0; j < len(new); j++ {
-		c := new[j]
-		switch {
+	for j := 0; j < len(json); j++ {
+		switch c := json[j]; {
 		case !in:
 			if c == '"' {
 				in, n, start = true, n+1, j+1
@@ -457,13 +470,13 @@ func (r *programRules) keysAllowed(old, new string) bool {
 			esc = true
 		case c == '"':
 			in = false
-			if n%2 == 0 && j >= len(old) && !r.names.contains(new[start:j]) {
+			if n%2 == 0 && !fn(json[start:j], j, true) {
 				return false
 			}
 		}
 	}
 	if in && n%2 == 0 {
-		return r.names.hasPrefix(new[start:])
+		return fn(json[start:], len(json), false)
 	}
 	return true
 }
@@ -483,28 +496,12 @@ func (r *programRules) completeOpen(text string) string {
 	if i < 0 || lastSpecial(text) != format.TokArgSep {
 		return text
 	}
-	json := text[i+len(format.TokArgSep):]
-	if !strings.HasPrefix(json, "{") {
-		return text
-	}
-	in, esc, n, start := false, false, -1, 0
-	for j := 0; j < len(json); j++ {
-		switch c := json[j]; {
-		case !in:
-			if c == '"' {
-				in, n, start = true, n+1, j+1
-			}
-		case esc:
-			esc = false
-		case c == '\\':
-			esc = true
-		case c == '"':
-			in = false
+	objectKeys(text[i+len(format.TokArgSep):], func(key string, _ int, closed bool) bool {
+		if !closed {
+			text += strings.TrimPrefix(r.names.shortestWithPrefix(key), key)
 		}
-	}
-	if key := json[start:]; in && n%2 == 0 && !esc {
-		return text + strings.TrimPrefix(r.names.shortestWithPrefix(key), key)
-	}
+		return true
+	})
 	return text
 }
 

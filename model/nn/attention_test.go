@@ -112,15 +112,5 @@ func TestFusedAttentionTrainsTheSame(t *testing.T) {
 	}
 	l1, g1 := run(false)
 	l2, g2 := run(true)
-	if math.Abs(float64(l1-l2)) > 1e-6*math.Abs(float64(l1)) {
-		t.Errorf("loss %v (sgemm) vs %v (fused)", l1, l2)
-	}
-	var worst, scale float64
-	for i := range g1 {
-		worst = math.Max(worst, math.Abs(float64(g1[i]-g2[i])))
-		scale = math.Max(scale, math.Abs(float64(g1[i])))
-	}
-	if worst > 1e-5*scale {
-		t.Errorf("gradients differ by %.3g (largest %.3g)", worst, scale)
-	}
+	sameTraining(t, "sgemm", "fused", l1, l2, g1, g2)
 }

@@ -510,17 +510,7 @@ func TestBackendsAgree(t *testing.T) {
 	sgemm, kern = goSgemm, goKernels
 	l2, g2 := run()
 	sgemm, kern = saved, savedKern
-	if math.Abs(float64(l1-l2)) > 1e-6*math.Abs(float64(l1)) {
-		t.Errorf("loss %v (blas) vs %v (go)", l1, l2)
-	}
-	var worst, scale float64
-	for i := range g1 {
-		worst = math.Max(worst, math.Abs(float64(g1[i]-g2[i])))
-		scale = math.Max(scale, math.Abs(float64(g1[i])))
-	}
-	if worst > 1e-5*scale {
-		t.Errorf("gradients differ by %.3g (largest %.3g)", worst, scale)
-	}
+	sameTraining(t, "blas", "go", l1, l2, g1, g2)
 }
 
 // TestThreadCountsAgree checks that splitting work over 1 or several
@@ -718,6 +708,23 @@ func TestStoredAndRecomputedAttentionAgree(t *testing.T) {
 		scale = math.Max(scale, math.Abs(float64(stored[i])))
 	}
 	if worst > 1e-6*scale {
+		t.Errorf("gradients differ by %.3g (largest %.3g)", worst, scale)
+	}
+}
+
+// sameTraining fails t unless two paths gave the same loss (1e-6 relative)
+// and gradients (1e-5 of the largest).
+func sameTraining(t *testing.T, nameA, nameB string, l1, l2 float32, g1, g2 []float32) {
+	t.Helper()
+	if math.Abs(float64(l1-l2)) > 1e-6*math.Abs(float64(l1)) {
+		t.Errorf("loss %v (%s) vs %v (%s)", l1, nameA, l2, nameB)
+	}
+	var worst, scale float64
+	for i := range g1 {
+		worst = math.Max(worst, math.Abs(float64(g1[i]-g2[i])))
+		scale = math.Max(scale, math.Abs(float64(g1[i])))
+	}
+	if worst > 1e-5*scale {
 		t.Errorf("gradients differ by %.3g (largest %.3g)", worst, scale)
 	}
 }
