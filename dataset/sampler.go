@@ -249,8 +249,10 @@ func exitFrameKind(kind string) (format.Kind, error) {
 // wrapper's lines must not be shown by any frame). The text is the program
 // as given, without the newline WrapCall ensures.
 func unwrapped(sub *tracer.Trace) (string, bool) {
-	i := strings.LastIndex(sub.Source, wrapperStart)
-	if i < 0 || strings.Count(sub.Source[i+len(wrapperStart):], "\n") != 1 {
+	// WrapCall ends the source with a newline before the wrapper.
+	wrapper := "\n" + tracer.WrapperHead
+	i := strings.LastIndex(sub.Source, wrapper)
+	if i < 0 || strings.Count(sub.Source[i+len(wrapper):], "\n") != 1 {
 		return "", false
 	}
 	for _, st := range sub.States {
@@ -260,9 +262,6 @@ func unwrapped(sub *tracer.Trace) (string, bool) {
 	}
 	return sub.Source[:i], true
 }
-
-// wrapperStart begins tracer.WrapCall's wrapper after the source.
-const wrapperStart = "\n\n\ndef main():\n    return "
 
 // deepCalls lists the call states below the entry: the starts a deep
 // trajectory may take.

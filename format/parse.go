@@ -131,20 +131,30 @@ func (f Frame) State(locals tracer.Locals) (tracer.State, error) {
 	return s, nil
 }
 
+// HeaderSource returns the program a trajectory or a prompt starts with:
+// the text after <|begin_of_text|><|trace_context_start|> up to the first
+// special token, which must be <|frame_sep|>.
+func HeaderSource(text string) (string, error) {
+	head := TokBeginOfText + TokTraceContextStart
+	if !strings.HasPrefix(text, head) {
+		return "", fmt.Errorf("format: trajectory must start with %s", head)
+	}
+	st, en, ok := nextSpecial(text, len(head))
+	if !ok || text[st:en] != TokFrameSep {
+		return "", fmt.Errorf("format: source must be followed by %s", TokFrameSep)
+	}
+	return text[len(head):st], nil
+}
+
 // ParseTrajectory reads a whole trajectory written by Serialize. It never
 // panics; bad text gives an error with its byte offset.
 func ParseTrajectory(text string) (*Trajectory, error) {
-	head := TokBeginOfText + TokTraceContextStart
-	if !strings.HasPrefix(text, head) {
-		return nil, fmt.Errorf("format: trajectory must start with %s", head)
+	source, err := HeaderSource(text)
+	if err != nil {
+		return nil, err
 	}
-	pos := len(head)
-	st, en, ok := nextSpecial(text, pos)
-	if !ok || text[st:en] != TokFrameSep {
-		return nil, fmt.Errorf("format: source must be followed by %s", TokFrameSep)
-	}
-	t := &Trajectory{Source: text[pos:st]}
-	pos = st
+	t := &Trajectory{Source: source}
+	pos := len(TokBeginOfText + TokTraceContextStart + source)
 	for {
 		if !strings.HasPrefix(text[pos:], TokFrameSep) {
 			return nil, fmt.Errorf("format: want %s at offset %d", TokFrameSep, pos)

@@ -17,13 +17,7 @@ import (
 // on ties, subnormals, overflow, infinities, NaN and random values, so a
 // model exported by either side rounds the same way.
 func TestHalfEncodingMatchesGo(t *testing.T) {
-	py := os.Getenv("NDB_TORCH_PYTHON")
-	if py == "" {
-		py = "/usr/bin/python3"
-	}
-	if err := exec.Command(py, "-c", "import numpy").Run(); err != nil {
-		t.Skipf("%s has no numpy (apt install python3-numpy): %v", py, err)
-	}
+	py := numpyPython(t)
 	vals := []float32{0, float32(math.Copysign(0, -1)), 1, -1, 65504, 65520, 1e5, -1e5, 6e-8, 3e-8, 1e-40, -1e-45,
 		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), math.MaxFloat32, math.SmallestNonzeroFloat32}
 	for _, bits := range []uint32{0x3F808000, 0x3F818000, 0x3F80C000, 0x7F7FFFFF, 0x00008000, 0x38800000, 0x33000000, 0x33000001} {

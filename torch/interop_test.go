@@ -52,12 +52,28 @@ var (
 
 const stopAt = 4
 
+// pythonPath is the interpreter the tests run: NDB_TORCH_PYTHON, else
+// Debian's.
+func pythonPath() string {
+	if py := os.Getenv("NDB_TORCH_PYTHON"); py != "" {
+		return py
+	}
+	return "/usr/bin/python3"
+}
+
+// numpyPython is pythonPath when it imports numpy; the test skips otherwise.
+func numpyPython(t *testing.T) string {
+	t.Helper()
+	py := pythonPath()
+	if err := exec.Command(py, "-c", "import numpy").Run(); err != nil {
+		t.Skipf("%s has no numpy (apt install python3-numpy): %v", py, err)
+	}
+	return py
+}
+
 func python(t *testing.T) string {
 	t.Helper()
-	py := os.Getenv("NDB_TORCH_PYTHON")
-	if py == "" {
-		py = "/usr/bin/python3"
-	}
+	py := pythonPath()
 	if _, err := os.Stat(py); err != nil {
 		t.Skipf("no %s: the PyTorch interchange tests need Debian's python3-torch and python3-numpy (or NDB_TORCH_PYTHON)", py)
 	}

@@ -13,13 +13,7 @@ import (
 // including those that cross from one folder into the next, must be the
 // windows of the concatenated train.bin files.
 func TestWatchWindows(t *testing.T) {
-	py := os.Getenv("NDB_TORCH_PYTHON")
-	if py == "" {
-		py = "/usr/bin/python3"
-	}
-	if err := exec.Command(py, "-c", "import numpy").Run(); err != nil {
-		t.Skipf("%s has no numpy (apt install python3-numpy): %v", py, err)
-	}
+	py := numpyPython(t)
 	f := newFixture(t)
 	watch := filepath.Join(f.dir, "watch")
 	for _, name := range []string{"r0001", "r0002", ".tmp-r0003"} { // the dot-name is a pack being written

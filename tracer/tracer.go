@@ -271,9 +271,12 @@ func (t *Tracer) Close() error {
 	return os.RemoveAll(t.scratch)
 }
 
+// WrapperHead is what WrapCall writes between the source and the call.
+const WrapperHead = "\n\ndef main():\n    return "
+
 // WrapCall returns the source traced for a Program with Call, exactly
 // Trace.Source: the source with CRLF and CR line endings made LF, a newline
-// if it does not end with one, then "\n\ndef main():\n    return " + the
+// if it does not end with one, then WrapperHead + the
 // call with surrounding spaces trimmed + "\n".
 func WrapCall(source, call string) string {
 	source = normalizeNewlines(source)
@@ -282,7 +285,7 @@ func WrapCall(source, call string) string {
 	if source != "" && !strings.HasSuffix(source, "\n") {
 		b.WriteByte('\n')
 	}
-	b.WriteString("\n\ndef main():\n    return ")
+	b.WriteString(WrapperHead)
 	b.WriteString(strings.TrimSpace(call))
 	b.WriteByte('\n')
 	return b.String()

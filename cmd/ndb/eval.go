@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -168,6 +169,17 @@ train uses for validation, so training never saw them).`,
 			if f.k == 1 || f.k < 0 {
 				return errors.New("--k is the number of samples for exact match@k: 0 (off) or at least 2")
 			}
+			var dumpTo io.Writer // opened first: a bad path costs no sampling
+			if dump != "" {
+				df, err := os.Create(dump)
+				if err != nil {
+					return err
+				}
+				defer df.Close()
+				dw := bufio.NewWriter(df)
+				defer dw.Flush()
+				dumpTo = dw
+			}
 			ctx, cancel := signalContext()
 			defer cancel()
 			var progs []eval.NamedProgram
@@ -204,7 +216,7 @@ train uses for validation, so training never saw them).`,
 			defer eng.Close()
 			opts := eval.NextStateOptions{N: n, HorizonN: horizonN, PerTrace: perTrace, Seed: f.seed,
 				Real: eng.real, Predictor: eng.pred, Engine: eng.engine, K: f.k, PDBSemantics: pdbSemantics,
-				ForwardOnly: eng.engine.Name() == engine.CWMName}
+				ForwardOnly: eng.engine.Name() == engine.CWMName, Dump: dumpTo}
 			if !f.quiet {
 				fmt.Fprintf(os.Stderr, "ndb eval next-state: %d held-out programs, engine %s, sampling examples...\n", len(progs), eng.engine.Name())
 			}
@@ -215,16 +227,6 @@ train uses for validation, so training never saw them).`,
 			}
 			if !f.quiet {
 				fmt.Fprintf(os.Stderr, "%d examples in %.1f s\n", len(exs), time.Since(t0).Seconds())
-			}
-			if dump != "" {
-				df, err := os.Create(dump)
-				if err != nil {
-					return err
-				}
-				defer df.Close()
-				dw := bufio.NewWriter(df)
-				defer dw.Flush()
-				opts.Dump = dw
 			}
 			bar := f.bar(len(exs), "next-state")
 			opts.Progress = func(done, total int) {

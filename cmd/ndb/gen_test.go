@@ -24,6 +24,7 @@ func TestGenRefusesBadFlags(t *testing.T) {
 	cases := map[string]func(*genFlags){
 		"--inverse":    func(f *genFlags) { f.inverse = 2 },
 		"--deep":       func(f *genFlags) { f.deep = -0.1 },
+		"--unwrap":     func(f *genFlags) { f.unwrap = 1.5 },
 		"--per-trace":  func(f *genFlags) { f.perTrace = 0 },
 		"--max-steps":  func(f *genFlags) { f.maxSteps = 0 },
 		"--max-chars":  func(f *genFlags) { f.maxChars = -1 },

@@ -383,20 +383,13 @@ type programRules struct {
 	names sortedSet // identifiers, "..", ".0" to ".9"
 }
 
-// promptRules reads the program from a prompt's header (the text between
-// <|trace_context_start|> and the first <|frame_sep|>); nil when the prompt
-// has no header.
+// promptRules reads the program from a prompt's header
+// (format.HeaderSource); nil when the prompt has no header.
 func promptRules(prompt string) *programRules {
-	i := strings.Index(prompt, format.TokTraceContextStart)
-	if i < 0 {
+	src, err := format.HeaderSource(prompt)
+	if err != nil {
 		return nil
 	}
-	src := prompt[i+len(format.TokTraceContextStart):]
-	j := strings.Index(src, format.TokFrameSep)
-	if j < 0 {
-		return nil
-	}
-	src = src[:j]
 	var r programRules
 	for _, l := range strings.Split(src, "\n") {
 		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") {

@@ -75,16 +75,7 @@ func testFusedAttention(t *testing.T, dh, T int, keep bool) {
 		return append(append(y, lse...), dqkv...)
 	}
 	want, got := run(false), run(true)
-	var worst, scale float64
-	for i := range want {
-		d := math.Abs(float64(got[i] - want[i]))
-		if math.IsNaN(d) {
-			t.Fatalf("element %d: fused %v, sgemm %v", i, got[i], want[i])
-		}
-		worst = math.Max(worst, d)
-		scale = math.Max(scale, math.Abs(float64(want[i])))
-	}
-	if worst > 1e-5*scale {
+	if worst, scale := maxDiff(got, want); worst > 1e-5*scale {
 		t.Errorf("fused attention differs from sgemm by %.3g (largest %.3g)", worst, scale)
 	}
 }

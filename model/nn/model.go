@@ -601,10 +601,7 @@ func (m *Model) Decode(tokens []int32, cache *KVCache) ([]float32, error) {
 		parallelFor(N, func(_, lo, hi int) {
 			for i := lo; i < hi; i++ {
 				b, p := i/n, pos0+i%n
-				cs, sn := m.cos[p*Dh/2:(p+1)*Dh/2], m.sin[p*Dh/2:(p+1)*Dh/2]
-				for h := range 2 * H {
-					rope(qkv[i*3*C+h*Dh:i*3*C+(h+1)*Dh], cs, sn, false)
-				}
+				kern.ropeRows(qkv[i*3*C:], 1, 3*C, 2*H, Dh, m.cos, m.sin, p, m.Config.MaxSeq, false)
 				copy(kc[(b*cache.Cap+p)*C:(b*cache.Cap+p+1)*C], qkv[i*3*C+C:i*3*C+2*C])
 				copy(vc[(b*cache.Cap+p)*C:(b*cache.Cap+p+1)*C], qkv[i*3*C+2*C:(i+1)*3*C])
 			}

@@ -608,12 +608,7 @@ func testKernelsAgree(t *testing.T) {
 	}
 	compare := func(name string, got, want []float32) {
 		t.Helper()
-		var worst, scale float64
-		for i := range want {
-			worst = math.Max(worst, math.Abs(float64(got[i]-want[i])))
-			scale = math.Max(scale, math.Abs(float64(want[i])))
-		}
-		if worst > 1e-5*math.Max(scale, 1) {
+		if worst, scale := maxDiff(got, want); worst > 1e-5*math.Max(scale, 1) {
 			t.Errorf("%s: active kernel differs from Go by %.3g (scale %.3g)", name, worst, scale)
 		}
 	}
@@ -702,12 +697,7 @@ func TestStoredAndRecomputedAttentionAgree(t *testing.T) {
 		return m.Grads
 	}
 	stored, recomputed := run(1<<30), run(0)
-	var worst, scale float64
-	for i := range stored {
-		worst = math.Max(worst, math.Abs(float64(stored[i]-recomputed[i])))
-		scale = math.Max(scale, math.Abs(float64(stored[i])))
-	}
-	if worst > 1e-6*scale {
+	if worst, scale := maxDiff(recomputed, stored); worst > 1e-6*scale {
 		t.Errorf("gradients differ by %.3g (largest %.3g)", worst, scale)
 	}
 }
@@ -719,12 +709,21 @@ func sameTraining(t *testing.T, nameA, nameB string, l1, l2 float32, g1, g2 []fl
 	if math.Abs(float64(l1-l2)) > 1e-6*math.Abs(float64(l1)) {
 		t.Errorf("loss %v (%s) vs %v (%s)", l1, nameA, l2, nameB)
 	}
-	var worst, scale float64
-	for i := range g1 {
-		worst = math.Max(worst, math.Abs(float64(g1[i]-g2[i])))
-		scale = math.Max(scale, math.Abs(float64(g1[i])))
-	}
-	if worst > 1e-5*scale {
+	if worst, scale := maxDiff(g2, g1); worst > 1e-5*scale {
 		t.Errorf("gradients differ by %.3g (largest %.3g)", worst, scale)
 	}
+}
+
+// maxDiff is the largest |got - want| and the largest |want|; a NaN in
+// either counts as an infinite difference.
+func maxDiff(got, want []float32) (worst, scale float64) {
+	for i := range want {
+		d := math.Abs(float64(got[i] - want[i]))
+		if math.IsNaN(d) {
+			d = math.Inf(1)
+		}
+		worst = math.Max(worst, d)
+		scale = math.Max(scale, math.Abs(float64(want[i])))
+	}
+	return worst, scale
 }
