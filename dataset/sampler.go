@@ -91,6 +91,12 @@ type SamplerConfig struct {
 	// input prediction and a session on a bare function show it. Zero
 	// draws nothing, so older data sets regenerate unchanged.
 	UnwrapProb float64
+	// BreakpointHitProb is the probability that a breakpoint is set on a
+	// line the run still reaches (as a user sets one) instead of on any
+	// breakpoint-able line, of which most are never reached again (about
+	// two in three breakpoints then land on the exit). Zero draws nothing,
+	// so older data sets regenerate unchanged.
+	BreakpointHitProb float64
 }
 
 // DefaultSamplerConfig is what `ndb gen` uses unless told otherwise.
@@ -201,6 +207,11 @@ func SampleTrajectory(r *rand.Rand, t *tracer.Trace, cfg SamplerConfig) (*Sample
 					cmd.Action = debugger.Continue
 				} else {
 					n := bpCandidates[r.IntN(len(bpCandidates))]
+					if cfg.BreakpointHitProb > 0 && r.Float64() < cfg.BreakpointHitProb {
+						if ahead := linesAhead(sub, pos.Index, bpCandidates); len(ahead) > 0 {
+							n = ahead[r.IntN(len(ahead))]
+						}
+					}
 					cmd.Src, cmd.Line = bpLines[n-1], 0
 				}
 			}
@@ -228,6 +239,23 @@ func SampleTrajectory(r *rand.Rand, t *tracer.Trace, cfg SamplerConfig) (*Sample
 	}
 	s.Trajectory, s.Text = tr, text
 	return s, nil
+}
+
+// linesAhead are the lines of candidates that a line event after state
+// index from reaches, each once, in order of first reach.
+func linesAhead(t *tracer.Trace, from int, candidates []int) []int {
+	ok := make(map[int]bool, len(candidates))
+	for _, n := range candidates {
+		ok[n] = true
+	}
+	var out []int
+	for _, st := range t.States[max(from+1, 0):] {
+		if st.Event == tracer.EventLine && ok[st.Lineno] {
+			out = append(out, st.Lineno)
+			ok[st.Lineno] = false
+		}
+	}
+	return out
 }
 
 func exitFrameKind(kind string) (format.Kind, error) {

@@ -193,3 +193,48 @@ func TestUnwrap(t *testing.T) {
 		}
 	}
 }
+
+// TestBreakpointHit: with BreakpointHitProb 1 a sampled breakpoint runs to
+// the exit only from a return with no line left to reach; with 0, as
+// before, breakpoints run to the exit from any state.
+func TestBreakpointHit(t *testing.T) {
+	tr := newRealTracer(t)
+	src := "def g(x):\n    y = x * 2\n    return y\n\ndef f(n):\n    s = 0\n    for i in range(n):\n        s += g(i)\n    if s > 100:\n        s = 0\n    return s\n"
+	trace, err := tr.Trace(context.Background(), tracer.Program{Source: src, Call: "f(4)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, prob := range []float64{0, 1} {
+		r := rand.New(rand.NewPCG(7, 8))
+		cfg := DefaultSamplerConfig
+		cfg.InverseProb, cfg.BreakpointHitProb = 0, prob
+		// early: exits from a state before a return statement, where a
+		// line is still ahead in this program
+		bps, exits, early := 0, 0, 0
+		for range 300 {
+			s, err := SampleTrajectory(r, trace, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, st := range s.Trajectory.Steps {
+				if st.Action != debugger.Breakpoint {
+					continue
+				}
+				bps++
+				f := s.Trajectory.Frames[i+1]
+				if f.Kind.IsExit() {
+					exits++
+					if prev := s.Trajectory.Frames[i]; prev.Kind != format.Return && !strings.HasPrefix(strings.TrimSpace(prev.Src), "return") {
+						early++
+					}
+				} else if f.Src != st.Src {
+					t.Fatalf("breakpoint at %q stopped at %q", st.Src, f.Src)
+				}
+			}
+		}
+		t.Logf("BreakpointHitProb %v: %d of %d breakpoints reach the exit, %d of them from before a return", prob, exits, bps, early)
+		if bps < 50 || prob == 1 && early != 0 || prob == 0 && early < bps/5 {
+			t.Fatalf("BreakpointHitProb %v: %d of %d breakpoints reach the exit, %d of them from before a return", prob, exits, bps, early)
+		}
+	}
+}

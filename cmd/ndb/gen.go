@@ -24,7 +24,7 @@ type genFlags struct {
 	seed                                int64
 	maxSteps, maxChars, maxEvents       int
 	reprLimit                           int
-	inverse, deep, unwrap               float64
+	inverse, deep, unwrap, bpHit        float64
 	timeout                             time.Duration
 	memoryMB                            int64
 	quiet                               bool
@@ -70,6 +70,7 @@ so N machines can split one job.`,
 	fl.Float64Var(&f.inverse, "inverse", d.InverseProb, "probability that a trajectory is inverse")
 	fl.Float64Var(&f.deep, "deep", d.DeepEntryProb, "probability of starting at a call below the entry")
 	fl.Float64Var(&f.unwrap, "unwrap", d.UnwrapProb, "probability that a deep trajectory shows the program without the main wrapper (its call site)")
+	fl.Float64Var(&f.bpHit, "bp-hit", d.BreakpointHitProb, "probability that a breakpoint is set on a line the run still reaches (else any breakpoint-able line)")
 	fl.StringVar(&f.python, "python", "python3", "Python interpreter to run")
 	fl.IntVar(&f.maxEvents, "max-events", 10000, "events per traced run (exit never beyond)")
 	fl.DurationVar(&f.timeout, "timeout", 5*time.Second, "wall-clock limit per traced run (exit never beyond)")
@@ -131,7 +132,7 @@ func (f genFlags) check() error {
 	for _, v := range []struct {
 		name string
 		p    float64
-	}{{"--inverse", f.inverse}, {"--deep", f.deep}, {"--unwrap", f.unwrap}} {
+	}{{"--inverse", f.inverse}, {"--deep", f.deep}, {"--unwrap", f.unwrap}, {"--bp-hit", f.bpHit}} {
 		if !(v.p >= 0 && v.p <= 1) {
 			return fmt.Errorf("%s is a probability: want 0 to 1, got %v", v.name, v.p)
 		}
@@ -172,7 +173,7 @@ func runGen(ctx context.Context, f genFlags) error {
 		NewTracer: func() (dataset.Tracer, error) {
 			return tracer.New(tracer.Options{Python: python, Limits: lim})
 		},
-		Sampler: dataset.SamplerConfig{MaxSteps: f.maxSteps, MaxChars: f.maxChars, DeepEntryProb: f.deep, InverseProb: f.inverse, UnwrapProb: f.unwrap},
+		Sampler: dataset.SamplerConfig{MaxSteps: f.maxSteps, MaxChars: f.maxChars, DeepEntryProb: f.deep, InverseProb: f.inverse, UnwrapProb: f.unwrap, BreakpointHitProb: f.bpHit},
 	}
 	if !f.quiet {
 		job.Progress = os.Stderr

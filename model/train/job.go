@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"ndb/format"
 	"ndb/model/modelfile"
 	"ndb/model/nn"
 	"ndb/model/tokenizer"
@@ -147,6 +148,8 @@ func Train(ctx context.Context, job Job) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	data.MarkFrames(FrameTokens{BOS: uint32(tok.MustSpecialID(format.TokBeginOfText)),
+		FrameSep: uint32(tok.MustSpecialID(format.TokFrameSep)), ActionSep: uint32(tok.MustSpecialID(format.TokActionSep))})
 
 	if job.Resume {
 		var err error

@@ -22,6 +22,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"ndb/model/nn"
 )
 
 // EndOfText is the special token that ends every packed document.
@@ -394,6 +396,14 @@ type Packed struct {
 	Meta  Meta
 	Train []uint32
 	Val   []uint32
+	// TrainFrames and ValFrames are FrameTargets of Train and Val, set by
+	// MarkFrames; `--loss-on frames` trains on the marked targets only.
+	TrainFrames, ValFrames []bool
+}
+
+// MarkFrames sets TrainFrames and ValFrames.
+func (p *Packed) MarkFrames(ft FrameTokens) {
+	p.TrainFrames, p.ValFrames = FrameTargets(p.Train, ft), FrameTargets(p.Val, ft)
 }
 
 // LoadPacked reads a directory written by Pack and checks it against meta.json.
@@ -492,14 +502,44 @@ func AlignedOffsets(seed uint64, step, batch int, starts []int) ([]int, error) {
 }
 
 // FillBatch copies the windows at offs into inputs and targets (B*T each,
-// row-major).
-func FillBatch(tokens []uint32, offs []int, seq int, inputs, targets []int32) {
+// row-major). With a mask (see FrameTargets), a target whose token is not
+// marked is nn.IgnoreIndex: it is read but not trained on.
+func FillBatch(tokens []uint32, mask []bool, offs []int, seq int, inputs, targets []int32) {
 	for b, off := range offs {
 		for t := 0; t < seq; t++ {
 			inputs[b*seq+t] = int32(tokens[off+t])
 			targets[b*seq+t] = int32(tokens[off+t+1])
+			if mask != nil && !mask[off+t+1] {
+				targets[b*seq+t] = nn.IgnoreIndex
+			}
 		}
 	}
+}
+
+// FrameTokens are the ids of the special tokens that delimit frames.
+type FrameTokens struct{ BOS, FrameSep, ActionSep uint32 }
+
+// FrameTargets marks the tokens a model writes when it debugs: every frame
+// from the token after its <|frame_sep|> through the <|action_sep|> that ends
+// it (the last frame: through <|end_of_text|>). The program header, the
+// actions and breakpoint lines (the user's input) and the <|frame_sep|> that
+// ends a prompt are left unmarked, so `--loss-on frames` spends no capacity
+// on memorising programs.
+func FrameTargets(tokens []uint32, ft FrameTokens) []bool {
+	mask := make([]bool, len(tokens))
+	inFrame := false
+	for i, t := range tokens {
+		switch {
+		case t == ft.BOS:
+			inFrame = false
+		case t == ft.FrameSep:
+			inFrame = true
+		case inFrame:
+			mask[i] = true
+			inFrame = t != ft.ActionSep
+		}
+	}
+	return mask
 }
 
 // ValOffsets gives the validation windows: consecutive, non-overlapping

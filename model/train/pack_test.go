@@ -4,11 +4,15 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"ndb/format"
+	"ndb/model/train/synthtext"
 )
 
 // byteTokenizer is the simplest tokenizer the Tokenizer interface allows:
@@ -219,7 +223,7 @@ func TestBatchOffsets(t *testing.T) {
 		tokens[i] = uint32(i)
 	}
 	in, tg := make([]int32, 2*4), make([]int32, 2*4)
-	FillBatch(tokens, []int{3, 30}, 4, in, tg)
+	FillBatch(tokens, nil, []int{3, 30}, 4, in, tg)
 	if in[0] != 3 || tg[0] != 4 || in[4] != 30 || tg[7] != 34 {
 		t.Fatalf("FillBatch: inputs %v targets %v", in, tg)
 	}
@@ -251,5 +255,56 @@ func TestAlignedOffsets(t *testing.T) {
 	}
 	if _, err := AlignedOffsets(7, 0, 2, nil); !errors.Is(err, ErrTooShort) {
 		t.Errorf("no starts: err = %v, want ErrTooShort", err)
+	}
+}
+
+// TestFrameTargets packs two trajectories (forward and inverse) as Pack
+// does and checks that the marked tokens spell exactly the frames a model
+// writes, FrameText of each, and nothing of the programs or the actions.
+func TestFrameTargets(t *testing.T) {
+	tok := newByteTokenizer()
+	id := func(s string) uint32 { v, _ := tok.SpecialID(s); return uint32(v) }
+	ft := FrameTokens{BOS: id("<|begin_of_text|>"), FrameSep: id("<|frame_sep|>"), ActionSep: id("<|action_sep|>")}
+	rng := rand.New(rand.NewPCG(3, 4))
+	texts := []string{synthtext.Forward(rng, 1, 5), synthtext.Inverse(2, 4)}
+	var stream []uint32
+	var want strings.Builder
+	for _, text := range texts {
+		tr, err := format.ParseTrajectory(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range tr.Frames {
+			want.WriteString(format.FrameText(f))
+		}
+		for _, v := range tok.Encode(text) {
+			stream = append(stream, uint32(v))
+		}
+	}
+	mask := FrameTargets(stream, ft)
+	var got strings.Builder
+	for i, v := range stream {
+		if !mask[i] {
+			continue
+		}
+		if v < 256 {
+			got.WriteByte(byte(v))
+		} else {
+			got.WriteString(tok.specials[v-256])
+		}
+	}
+	if got.String() != want.String() {
+		t.Fatalf("marked tokens:\n%s\nwant the frames:\n%s", got.String(), want.String())
+	}
+	if got.Len() == 0 || strings.Contains(got.String(), "<|trace_context_start|>") || strings.Contains(got.String(), "<|step_") {
+		t.Fatalf("marked text holds program or action text: %q", got.String())
+	}
+
+	in, tg := make([]int32, 16), make([]int32, 16)
+	FillBatch(stream, mask, []int{0}, 16, in, tg)
+	for i := range tg {
+		if mask[i+1] != (tg[i] >= 0) {
+			t.Fatalf("target %d: mask %v, target %d", i, mask[i+1], tg[i])
+		}
 	}
 }

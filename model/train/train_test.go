@@ -155,3 +155,34 @@ func TestLRSchedule(t *testing.T) {
 		t.Fatalf("cosine midpoint %v, want 0.55", mid)
 	}
 }
+
+// TestLossOnFrames trains on the frames alone: the validation loss (on the
+// validation frames) falls, and a bad --loss-on value is refused.
+func TestLossOnFrames(t *testing.T) {
+	data := writeShards(t, 30, 2)
+	job := tinyJob(t, data, filepath.Join(t.TempDir(), "frames.model"), 40)
+	job.Options.LossOn = LossOnFrames
+	res, err := Train(context.Background(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := ReadLog(res.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vals []float64
+	for _, r := range recs {
+		if r.ValLoss != nil {
+			vals = append(vals, *r.ValLoss)
+		}
+	}
+	t.Logf("validation losses on frames: %.3f", vals)
+	if len(vals) != 4 || !(vals[3] < 0.6*vals[0]) {
+		t.Fatalf("validation loss on frames did not fall enough: %v", vals)
+	}
+	job.Options.LossOn = "source"
+	job.Out = filepath.Join(t.TempDir(), "bad.model")
+	if _, err := Train(context.Background(), job); err == nil || !strings.Contains(err.Error(), `loss on "source"`) {
+		t.Fatalf("loss on source: got %v", err)
+	}
+}

@@ -40,13 +40,20 @@ type Options struct {
 	Beta1       float64 `json:"beta1"`
 	Beta2       float64 `json:"beta2"`
 	Eps         float64 `json:"eps"`
-	ClipNorm    float64 `json:"clip_norm"`       // global gradient-norm clip
-	Seed        uint64  `json:"seed"`            // weights init and batch sampling
-	EvalEvery   int     `json:"eval_every"`      // steps between validation losses
-	EvalWindows int     `json:"eval_windows"`    // validation windows per evaluation (0: all)
-	SaveEvery   int     `json:"save_every"`      // steps between checkpoints (0: only at the end)
-	Align       bool    `json:"align,omitempty"` // windows start at document starts (the first token of train.bin marks them)
+	ClipNorm    float64 `json:"clip_norm"`         // global gradient-norm clip
+	Seed        uint64  `json:"seed"`              // weights init and batch sampling
+	EvalEvery   int     `json:"eval_every"`        // steps between validation losses
+	EvalWindows int     `json:"eval_windows"`      // validation windows per evaluation (0: all)
+	SaveEvery   int     `json:"save_every"`        // steps between checkpoints (0: only at the end)
+	Align       bool    `json:"align,omitempty"`   // windows start at document starts (the first token of train.bin marks them)
+	LossOn      string  `json:"loss_on,omitempty"` // "all" tokens ("" too) or "frames" only (FrameTargets)
 }
+
+// The values of Options.LossOn.
+const (
+	LossOnAll    = "all"
+	LossOnFrames = "frames"
+)
 
 // DefaultOptions are the defaults of `ndb train`.
 func DefaultOptions() Options {
@@ -66,6 +73,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("train: need 0 <= min_lr (%g) <= lr (%g), lr > 0", o.MinLR, o.LR)
 	case o.Warmup < 0:
 		return fmt.Errorf("train: warmup %d is negative", o.Warmup)
+	case o.LossOn != "" && o.LossOn != LossOnAll && o.LossOn != LossOnFrames:
+		return fmt.Errorf("train: loss on %q: want %q or %q", o.LossOn, LossOnAll, LossOnFrames)
 	}
 	return nil
 }
@@ -117,6 +126,13 @@ func Run(ctx context.Context, be Backend, data *Packed, st *State, h Hooks) erro
 		return fmt.Errorf("train: %d training tokens cannot fill one window of %d (lower --seq or add data)", n, o.Seq+1)
 	}
 	valOffs := ValOffsets(len(data.Val), o.Seq, o.EvalWindows)
+	var trainMask, valMask []bool
+	if o.LossOn == LossOnFrames {
+		if data.TrainFrames == nil || data.ValFrames == nil {
+			return errors.New("train: loss on frames needs the packed data's frame marks (Packed.MarkFrames)")
+		}
+		trainMask, valMask = data.TrainFrames, data.ValFrames
+	}
 	inputs := make([]int32, o.Batch*o.Seq)
 	targets := make([]int32, o.Batch*o.Seq)
 
@@ -161,7 +177,7 @@ func Run(ctx context.Context, be Backend, data *Packed, st *State, h Hooks) erro
 		if err != nil {
 			return err
 		}
-		FillBatch(data.Train, offs, o.Seq, inputs, targets)
+		FillBatch(data.Train, trainMask, offs, o.Seq, inputs, targets)
 		lr := o.LRAt(s)
 		loss, gnorm, err := be.TrainStep(inputs, targets, o.Batch, o.Seq, lr, o.ClipNorm)
 		if err != nil {
@@ -178,7 +194,7 @@ func Run(ctx context.Context, be Backend, data *Packed, st *State, h Hooks) erro
 		rec := LogRecord{Step: st.Step, Tokens: st.Tokens, LR: lr, Loss: loss, GradNorm: gnorm,
 			TokensPerS: float64(runTokens) / math.Max(wall, 1e-9), ElapsedS: st.Elapsed}
 		if len(valOffs) > 0 && (st.Step%max(o.EvalEvery, 1) == 0 || st.Step == o.Steps) {
-			v, err := EvalLoss(be, data.Val, valOffs, o.Batch, o.Seq)
+			v, err := EvalLoss(be, data.Val, valMask, valOffs, o.Batch, o.Seq)
 			if err != nil {
 				return err
 			}
@@ -217,26 +233,37 @@ func Run(ctx context.Context, be Backend, data *Packed, st *State, h Hooks) erro
 	return nil
 }
 
-// EvalLoss is the mean loss over the validation windows at offs, evaluated
-// B windows at a time (the last batch may be smaller). Every window has T
-// targets, so the mean over windows is the mean over tokens.
-func EvalLoss(be Backend, val []uint32, offs []int, B, T int) (float64, error) {
+// EvalLoss is the mean loss per trained target over the validation windows
+// at offs (mask as in FillBatch), evaluated B windows at a time (the last
+// batch may be smaller).
+func EvalLoss(be Backend, val []uint32, mask []bool, offs []int, B, T int) (float64, error) {
 	if len(offs) == 0 {
 		return 0, errors.New("train: no validation windows")
 	}
 	var sum float64
+	var count int
 	inputs := make([]int32, B*T)
 	targets := make([]int32, B*T)
 	for i := 0; i < len(offs); i += B {
 		chunk := offs[i:min(i+B, len(offs))]
-		FillBatch(val, chunk, T, inputs, targets)
+		FillBatch(val, mask, chunk, T, inputs, targets)
 		l, err := be.EvalLoss(inputs[:len(chunk)*T], targets[:len(chunk)*T], len(chunk), T)
 		if err != nil {
 			return 0, err
 		}
-		sum += l * float64(len(chunk))
+		n := 0
+		for _, t := range targets[:len(chunk)*T] {
+			if t >= 0 {
+				n++
+			}
+		}
+		sum += l * float64(n)
+		count += n
 	}
-	return sum / float64(len(offs)), nil
+	if count == 0 {
+		return 0, errors.New("train: the validation windows hold no trained target")
+	}
+	return sum / float64(count), nil
 }
 
 // AppendLog returns a Hooks.Log that appends JSONL records to path.
