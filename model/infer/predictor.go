@@ -357,14 +357,14 @@ func (p *Predictor) tokenAllowed(cur string, id int, dir format.Direction) bool 
 // implicit comprehension argument). Text must extend a prefix of an allowed
 // string and the token that closes it must leave a whole one. Every frame
 // ndb gen writes passes (checked on its shards: docs/inference.md), so the
-// rule removes only frames no program state has.
+// rule removes only frames no program state has. With or without a program
+// (r nil), a LOCALS key may not be closed twice: format.CheckFrame refuses
+// the name only once its value starts, and a frame in that dead end used to
+// be cut back and closed with a made-up name ("s0") and no source line.
 func (p *Predictor) programAllowed(cur string, id int, r *programRules) bool {
-	if r == nil {
-		return true
-	}
 	last := lastSpecial(cur)
 	switch {
-	case last == format.TokSrcSep:
+	case last == format.TokSrcSep && r != nil:
 		src := cur[strings.LastIndex(cur, format.TokSrcSep)+len(format.TokSrcSep):]
 		if p.tok.IsSpecial(int32(id)) {
 			return r.lines.contains(src)
@@ -400,11 +400,26 @@ func promptRules(prompt string) *programRules {
 	for d := '0'; d <= '9'; d++ {
 		r.names = append(r.names, "."+string(d))
 	}
-	r.names = append(r.names, identifiers(src)...)
+	for _, w := range identifiers(src) {
+		if !pythonKeywords[w] {
+			r.names = append(r.names, w)
+		}
+	}
 	r.lines.sort()
 	r.names.sort()
 	return &r
 }
+
+// pythonKeywords cannot name a variable (Python 3's hard keywords), so they
+// are never a key of LOCALS; a small model otherwise fills a frame with
+// "def", "in" and "if" once it runs out of real names.
+var pythonKeywords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields("False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield") {
+		m[w] = true
+	}
+	return m
+}()
 
 // identifiers lists the Python identifiers of src (every run of letters,
 // digits and underscores that does not start with a digit; keywords and
@@ -428,16 +443,26 @@ func identifiers(src string) []string {
 }
 
 // keysAllowed checks the keys of a LOCALS object that the text added to
-// old (making new) wrote or extended. A LOCALS object is flat, string to
+// old (making new) wrote or extended: a program's names (any name when r is
+// nil), none twice (an open key must still be able to become a name not
+// used yet). A LOCALS object is flat, string to
 // string, so its even-numbered strings are the keys; a VALUE (a string,
 // not an object) has none. A name needs no JSON escape, so a key with one
 // is never allowed.
 func (r *programRules) keysAllowed(old, new string) bool {
+	var seen []string
 	return objectKeys(new, func(key string, end int, closed bool) bool {
-		if !closed {
-			return r.names.hasPrefix(key)
+		switch {
+		case !closed:
+			return r == nil || r.names.hasPrefixBesides(key, seen)
+		case end < len(old):
+			seen = append(seen, key)
+			return true
+		case slices.Contains(seen, key):
+			return false
 		}
-		return end < len(old) || r.names.contains(key)
+		seen = append(seen, key)
+		return r == nil || r.names.contains(key)
 	})
 }
 
@@ -504,6 +529,18 @@ type sortedSet []string
 func (s *sortedSet) sort() {
 	slices.Sort(*s)
 	*s = slices.Compact(*s)
+}
+
+// hasPrefixBesides reports whether a member other than those of used
+// starts with x.
+func (s sortedSet) hasPrefixBesides(x string, used []string) bool {
+	i, _ := slices.BinarySearch(s, x)
+	for ; i < len(s) && strings.HasPrefix(s[i], x); i++ {
+		if !slices.Contains(used, s[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 // shortestWithPrefix is the shortest member starting with x ("" if none).

@@ -161,16 +161,32 @@ func TestProgramRules(t *testing.T) {
 		{`{"x`, `{"xs`, true},
 		{`{"xs`, `{"xs"`, true},
 		{`{"x`, `{"xy`, false},
-		{`{"x`, `{"x"`, true},               // x is a name (the generator's variable)
-		{`{"to`, `{"to"`, false},            // a prefix of tot, not a name
+		{`{"x`, `{"x"`, true},    // x is a name (the generator's variable)
+		{`{"to`, `{"to"`, false}, // a prefix of tot, not a name
+		{`{"`, `{"def"`, false},  // a keyword names no variable
+		{`{"`, `{"return"`, false},
 		{`{"xs": "`, `{"xs": "[1, 2`, true}, // values are free
 		{`{"xs": "1", `, `{"xs": "1", "..`, true},
 		{`{"xs": "1", `, `{"xs": "1", ".0"`, true},
 		{`{"xs": "1", `, `{"xs": "1", "zz`, false},
-		{`"`, `"anything`, true}, // a VALUE has no keys
+		{`"`, `"anything`, true},                                           // a VALUE has no keys
+		{`{"xs": "1", "`, `{"xs": "1", "x`, true},                          // x is still free
+		{`{"xs": "1", "x": "2", "`, `{"xs": "1", "x": "2", "x`, false},     // only used names start with x
+		{`{"xs": "1", "x": "2", "xs`, `{"xs": "1", "x": "2", "xs"`, false}, // a name closed twice: a dead end
+		{`{"xs": "1", "`, `{"xs": "1", "xs": "`, false},
+		{`{"xs": "1", "x": "xs", "`, `{"xs": "1", "x": "xs", "tot"`, true},
 	} {
 		if got := r.keysAllowed(tc.old, tc.new); got != tc.ok {
 			t.Errorf("keys %q -> %q allowed = %v, want %v", tc.old, tc.new, got, tc.ok)
+		}
+	}
+	var free *programRules // --free-program: any name, but none twice
+	for _, tc := range []struct {
+		old, new string
+		ok       bool
+	}{{`{"xs": "1", "`, `{"xs": "1", "zz"`, true}, {`{"xs": "1", "`, `{"xs": "1", "xs"`, false}} {
+		if got := free.keysAllowed(tc.old, tc.new); got != tc.ok {
+			t.Errorf("no rules: keys %q -> %q allowed = %v, want %v", tc.old, tc.new, got, tc.ok)
 		}
 	}
 	for _, tc := range []struct{ text, want string }{
