@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"sync/atomic"
 	"testing"
 )
 
@@ -104,4 +106,31 @@ func TestFusedAttentionTrainsTheSame(t *testing.T) {
 	l1, g1 := run(false)
 	l2, g2 := run(true)
 	sameTraining(t, "sgemm", "fused", l1, l2, g1, g2)
+}
+
+// TestParallelTasksRunsEachOnce: every task runs exactly once, on a valid
+// worker, whatever the task count against the worker count.
+func TestParallelTasksRunsEachOnce(t *testing.T) {
+	for _, procs := range []int{1, 2, 3} {
+		old := runtime.GOMAXPROCS(procs)
+		for _, n := range []int{0, 1, 2, 5, 64} {
+			runs := make([]atomic.Int32, n)
+			var bad atomic.Bool
+			parallelTasks(n, func(w, i int) {
+				if w < 0 || w >= procs {
+					bad.Store(true)
+				}
+				runs[i].Add(1)
+			})
+			for i := range runs {
+				if runs[i].Load() != 1 || bad.Load() {
+					t.Fatalf("GOMAXPROCS %d, %d tasks: task %d ran %d times (bad worker: %v)", procs, n, i, runs[i].Load(), bad.Load())
+				}
+			}
+		}
+		runtime.GOMAXPROCS(old)
+	}
+	if lo, hi := chunkRows(100, 15); hi != 100 || lo != 93 || rowChunks(3) != 3 {
+		t.Fatalf("chunkRows(100, 15) = %d, %d; rowChunks(3) = %d", lo, hi, rowChunks(3))
+	}
 }

@@ -3,6 +3,7 @@ package nn
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // sgemm computes C = alpha*op(A)*op(B) + beta*C for row-major matrices, on
@@ -62,22 +63,89 @@ func linear(out, in, w []float32, n, inDim, outDim int, accumulate bool) {
 	})
 }
 
-// linearBackward computes the gradients of out = in @ W^T:
-// dIn (N, I) = dOut @ W (overwritten) and dW (O, I) += dOut^T @ in. Each
-// worker takes a block of rows of dIn and a block of rows of dW in the same
-// region. (Splitting dW by rows of the product instead, so each worker packs
-// only its rows of in, measured 3% slower per step: the partial sums need
-// a reduction pass.)
-func linearBackward(dIn, dW, dOut, in, w []float32, n, inDim, outDim int) {
-	parallelFor(workers(), func(wk, _, _ int) {
-		p := workers()
-		lo, hi := n*wk/p, n*(wk+1)/p
-		if hi > lo && dIn != nil {
-			sgemm(false, false, hi-lo, inDim, outDim, 1, dOut[lo*outDim:], outDim, w, inDim, 0, dIn[lo*inDim:], inDim)
-		}
-		olo, ohi := outDim*wk/p, outDim*(wk+1)/p
-		if ohi > olo {
-			sgemm(true, false, ohi-olo, inDim, n, 1, dOut[olo:], outDim, in, inDim, 1, dW[olo*inDim:], inDim)
+// linearBackwardInput computes dIn (N, I) = dOut @ W (overwritten), one
+// block of rows per worker: the step the rest of the backward pass waits on.
+func linearBackwardInput(dIn, dOut, w []float32, n, inDim, outDim int) {
+	parallelFor(n, func(_, lo, hi int) {
+		sgemm(false, false, hi-lo, inDim, outDim, 1, dOut[lo*outDim:], outDim, w, inDim, 0, dIn[lo*inDim:], inDim)
+	})
+}
+
+// weightGrad is a linear layer's dW (O, I) += dOut^T @ in, as one task per
+// worker (a block of dW's rows each). Nothing waits on it until the
+// optimizer step, so it runs alongside the next elementwise or attention
+// step of the backward pass (see alongside). (Finer dW blocks would balance
+// the workers by themselves but repack the long (N, I) operand per block:
+// three blocks per worker measured 10% slower per training step.)
+type weightGrad struct {
+	dW, dOut, in        []float32
+	n, inDim, outDim, p int
+}
+
+func newWeightGrad(dW, dOut, in []float32, n, inDim, outDim int) weightGrad {
+	return weightGrad{dW, dOut, in, n, inDim, outDim, workers()}
+}
+
+func (g weightGrad) run(i int) {
+	olo, ohi := g.outDim*i/g.p, g.outDim*(i+1)/g.p
+	if ohi > olo {
+		sgemm(true, false, ohi-olo, g.inDim, g.n, 1, g.dOut[olo:], g.outDim, g.in, g.inDim, 1, g.dW[olo*g.inDim:], g.inDim)
+	}
+}
+
+// alongside runs g's tasks and then the n small tasks fill(w, i), all in
+// one region and each claimed by the first free worker: the worker that
+// finishes its dW block first takes the small tasks, so neither waits for
+// the other as it did when the dW blocks ended a region.
+func (g weightGrad) alongside(n int, fill func(w, i int)) {
+	parallelTasks(g.p+n, func(w, i int) {
+		if i < g.p {
+			g.run(i)
+		} else {
+			fill(w, i-g.p)
 		}
 	})
+}
+
+// parallelTasks runs tasks 0..n-1 on the workers, each task claimed in
+// order by whichever worker is free (a shared counter), so a slower core
+// takes fewer of them. A task owns its outputs, so results do not depend on
+// which worker ran it; w only selects per-worker scratch.
+func parallelTasks(n int, fn func(w, i int)) {
+	p := min(workers(), n)
+	if p <= 1 {
+		for i := range n {
+			fn(0, i)
+		}
+		return
+	}
+	var next atomic.Int64
+	run := func(w int) {
+		for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+			fn(w, i)
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Add(p - 1)
+	for w := 1; w < p; w++ {
+		go func(w int) {
+			defer wg.Done()
+			run(w)
+		}(w)
+	}
+	run(0)
+	wg.Wait()
+}
+
+// rowChunks splits n rows into the chunks of the small row-wise tasks
+// that fill a region: a fixed count, so chunk boundaries (and partial sums
+// reduced per chunk) do not depend on the workers.
+func rowChunks(n int) int { return min(n, rowChunkCount) }
+
+const rowChunkCount = 16
+
+// chunkRows is chunk i of n rows split into rowChunks(n).
+func chunkRows(n, i int) (lo, hi int) {
+	k := rowChunks(n)
+	return n * i / k, n * (i + 1) / k
 }

@@ -158,7 +158,7 @@ type activations struct {
 	dgu           []float32 // (N, 2F)
 	dh            []float32 // (N, F)
 	scratch       [][]float32
-	dwPart        [][]float32 // per worker (C)
+	dwPart        [][]float32 // per row chunk (C): rowChunkCount of them
 	backwardReady bool
 }
 
@@ -183,7 +183,7 @@ func (m *Model) activationsFor(B, T int) *activations {
 		ln2: fs(L, N*C), gu: fs(L, 2*N*F), h: fs(L, N*F),
 		rmsF: f(N), lnF: f(N * C), logits: f(N * c.Vocab), lseLogits: f(N), rowLoss: f(N),
 		dres: f(N * C), dln: f(N * C), dy: f(N * C), dqkv: f(3 * N * C), dgu: f(2 * N * F), dh: f(N * F),
-		scratch: fs(workers(), 2*attnBlock*attnWidth(T)+attnWorkFloats(T, c.HeadDim())), dwPart: fs(workers(), C),
+		scratch: fs(workers(), 2*attnBlock*attnWidth(T)+attnWorkFloats(T, c.HeadDim())), dwPart: fs(rowChunkCount, C),
 	}
 	a.probsPerHead = blockOffset(T, T)
 	if 4*L*B*c.Heads*a.probsPerHead <= AttentionCacheBytes {
@@ -332,104 +332,104 @@ func (m *Model) attentionForward(y, lse, probs, qkv []float32, B, T int) {
 	scale := float32(1 / math.Sqrt(float64(Dh)))
 	if m.useFused() {
 		Tp := attnWidth(T)
-		parallelFor(B*H, func(w, lo, hi int) {
+		parallelTasks(B*H, func(w, bh int) {
 			s, work := m.acts.scratch[w][:attnBlock*Tp], m.acts.scratch[w][2*attnBlock*Tp:]
-			for bh := lo; bh < hi; bh++ {
-				b, h := bh/H, bh%H
-				base := b*T*3*C + h*Dh
-				ps := s
-				if probs != nil {
-					ps = probs[bh*m.acts.probsPerHead:]
-				}
-				kern.attnForwardHead(qkv[base:], qkv[base+C:], qkv[base+2*C:], 3*C, y[b*T*C+h*Dh:], C,
-					lse[bh*T:], ps, probs != nil, work, T, Dh, scale)
+			b, h := bh/H, bh%H
+			base := b*T*3*C + h*Dh
+			ps := s
+			if probs != nil {
+				ps = probs[bh*m.acts.probsPerHead:]
 			}
+			kern.attnForwardHead(qkv[base:], qkv[base+C:], qkv[base+2*C:], 3*C, y[b*T*C+h*Dh:], C,
+				lse[bh*T:], ps, probs != nil, work, T, Dh, scale)
 		})
 		return
 	}
-	parallelFor(B*H, func(w, lo, hi int) {
+	parallelTasks(B*H, func(w, bh int) {
 		s := m.acts.scratch[w][:attnBlock*attnWidth(T)] // scores (rows, attnWidth(i1))
-		for bh := lo; bh < hi; bh++ {
-			b, h := bh/H, bh%H
-			q := qkv[b*T*3*C+h*Dh:]     // (T, Dh), row stride 3C
-			k := qkv[b*T*3*C+C+h*Dh:]   // (T, Dh)
-			v := qkv[b*T*3*C+2*C+h*Dh:] // (T, Dh)
-			yh := y[b*T*C+h*Dh:]        // (T, Dh), row stride C
-			for i0 := 0; i0 < T; i0 += attnBlock {
-				i1 := min(i0+attnBlock, T)
-				rows, ld := i1-i0, attnWidth(i1)
-				s := s
-				if probs != nil {
-					s = probs[bh*m.acts.probsPerHead+blockOffset(i0, T):]
-				}
-				// s = q[i0:i1] k[:i1]^T * scale  (rows, i1), rows ld apart
-				sgemm(false, true, rows, i1, Dh, scale, q[i0*3*C:], 3*C, k, 3*C, 0, s, ld)
-				kern.attnSoftmax(s, rows, ld, i0, lse[bh*T+i0:])
-				// y[i0:i1] = p v[:i1]  (rows, Dh)
-				sgemm(false, false, rows, Dh, i1, 1, s, ld, v, 3*C, 0, yh[i0*C:], C)
+		b, h := bh/H, bh%H
+		q := qkv[b*T*3*C+h*Dh:]     // (T, Dh), row stride 3C
+		k := qkv[b*T*3*C+C+h*Dh:]   // (T, Dh)
+		v := qkv[b*T*3*C+2*C+h*Dh:] // (T, Dh)
+		yh := y[b*T*C+h*Dh:]        // (T, Dh), row stride C
+		for i0 := 0; i0 < T; i0 += attnBlock {
+			i1 := min(i0+attnBlock, T)
+			rows, ld := i1-i0, attnWidth(i1)
+			s := s
+			if probs != nil {
+				s = probs[bh*m.acts.probsPerHead+blockOffset(i0, T):]
 			}
+			// s = q[i0:i1] k[:i1]^T * scale  (rows, i1), rows ld apart
+			sgemm(false, true, rows, i1, Dh, scale, q[i0*3*C:], 3*C, k, 3*C, 0, s, ld)
+			kern.attnSoftmax(s, rows, ld, i0, lse[bh*T+i0:])
+			// y[i0:i1] = p v[:i1]  (rows, Dh)
+			sgemm(false, false, rows, Dh, i1, 1, s, ld, v, 3*C, 0, yh[i0*C:], C)
 		}
 	})
 }
 
-// attentionBackward computes dqkv (N, 3C) from dy (N, C), recomputing the
-// attention probabilities from q, k and the saved lse unless probs has them.
-func (m *Model) attentionBackward(dqkv, dy, qkv, y, lse, probs []float32, B, T int) {
+// attentionBackward returns the task of one (batch, head) bh of the
+// attention backward pass: its part of dqkv (N, 3C) from dy (N, C),
+// recomputing the attention probabilities from q, k and the saved lse unless
+// probs has them, then the inverse rotation of its dq and dk.
+func (m *Model) attentionBackward(dqkv, dy, qkv, y, lse, probs []float32, B, T int) func(w, bh int) {
 	c := m.Config
 	C, H, Dh := c.Dim, c.Heads, c.HeadDim()
 	scale := float32(1 / math.Sqrt(float64(Dh)))
 	Tp := attnWidth(T)
+	unrotate := func(b, h int) {
+		base := b*T*3*C + h*Dh
+		kern.ropeRows(dqkv[base:], T, 3*C, 1, Dh, m.cos, m.sin, 0, T, true)
+		kern.ropeRows(dqkv[base+C:], T, 3*C, 1, Dh, m.cos, m.sin, 0, T, true)
+	}
 	if m.useFused() {
-		parallelFor(B*H, func(w, lo, hi int) {
+		return func(w, bh int) {
 			sc := m.acts.scratch[w]
 			p, dp, work := sc[:attnBlock*Tp], sc[attnBlock*Tp:2*attnBlock*Tp], sc[2*attnBlock*Tp:]
-			for bh := lo; bh < hi; bh++ {
-				b, h := bh/H, bh%H
-				base := b*T*3*C + h*Dh
-				var ph []float32
-				if probs != nil {
-					ph = probs[bh*m.acts.probsPerHead:]
-				}
-				kern.attnBackwardHead(qkv[base:], qkv[base+C:], qkv[base+2*C:], dqkv[base:], dqkv[base+C:], dqkv[base+2*C:], 3*C,
-					y[b*T*C+h*Dh:], dy[b*T*C+h*Dh:], C, lse[bh*T:], ph, probs != nil, p, dp, work, T, Dh, scale)
-			}
-		})
-		return
-	}
-	parallelFor(B*H, func(w, lo, hi int) {
-		p, dp := m.acts.scratch[w][:attnBlock*Tp], m.acts.scratch[w][attnBlock*Tp:2*attnBlock*Tp] // (rows, attnWidth(i1)) each
-		for bh := lo; bh < hi; bh++ {
 			b, h := bh/H, bh%H
-			// (T, Dh) views, rows strided by 3C (q, k, v and their gradients) or C (y, dy)
-			q, k, v := qkv[b*T*3*C+h*Dh:], qkv[b*T*3*C+C+h*Dh:], qkv[b*T*3*C+2*C+h*Dh:]
-			dq, dk, dv := dqkv[b*T*3*C+h*Dh:], dqkv[b*T*3*C+C+h*Dh:], dqkv[b*T*3*C+2*C+h*Dh:]
-			yh, dyh := y[b*T*C+h*Dh:], dy[b*T*C+h*Dh:]
-			for t := range T {
-				clear(dk[t*3*C : t*3*C+Dh])
-				clear(dv[t*3*C : t*3*C+Dh])
+			base := b*T*3*C + h*Dh
+			var ph []float32
+			if probs != nil {
+				ph = probs[bh*m.acts.probsPerHead:]
 			}
-			for i0 := 0; i0 < T; i0 += attnBlock {
-				i1 := min(i0+attnBlock, T)
-				rows, ld := i1-i0, attnWidth(i1)
-				// dp = dy v^T  (rows, i1), rows ld apart
-				sgemm(false, true, rows, i1, Dh, 1, dyh[i0*C:], C, v, 3*C, 0, dp, ld)
-				p := p
-				if probs != nil {
-					// ds = p * (dp - D) with D = dy . y per row
-					p = probs[bh*m.acts.probsPerHead+blockOffset(i0, T):]
-					kern.attnGradScores(p, dp, rows, ld, dyh[i0*C:], yh[i0*C:], C, Dh)
-				} else {
-					// p = exp(q k^T * scale - lse); ds = p * (dp - D)
-					sgemm(false, true, rows, i1, Dh, scale, q[i0*3*C:], 3*C, k, 3*C, 0, p, ld)
-					kern.attnSoftmaxBackward(p, dp, rows, ld, i0, lse[bh*T+i0:], dyh[i0*C:], yh[i0*C:], C, Dh)
-				}
-				// dq[i0:i1] = ds k[:i1] * scale; dk[:i1] += ds^T q[i0:i1] * scale; dv[:i1] += p^T dy[i0:i1]
-				sgemm(false, false, rows, Dh, i1, scale, dp, ld, k, 3*C, 0, dq[i0*3*C:], 3*C)
-				sgemm(true, false, i1, Dh, rows, scale, dp, ld, q[i0*3*C:], 3*C, 1, dk, 3*C)
-				sgemm(true, false, i1, Dh, rows, 1, p, ld, dyh[i0*C:], C, 1, dv, 3*C)
-			}
+			kern.attnBackwardHead(qkv[base:], qkv[base+C:], qkv[base+2*C:], dqkv[base:], dqkv[base+C:], dqkv[base+2*C:], 3*C,
+				y[b*T*C+h*Dh:], dy[b*T*C+h*Dh:], C, lse[bh*T:], ph, probs != nil, p, dp, work, T, Dh, scale)
+			unrotate(b, h)
 		}
-	})
+	}
+	return func(w, bh int) {
+		p, dp := m.acts.scratch[w][:attnBlock*Tp], m.acts.scratch[w][attnBlock*Tp:2*attnBlock*Tp] // (rows, attnWidth(i1)) each
+		b, h := bh/H, bh%H
+		// (T, Dh) views, rows strided by 3C (q, k, v and their gradients) or C (y, dy)
+		q, k, v := qkv[b*T*3*C+h*Dh:], qkv[b*T*3*C+C+h*Dh:], qkv[b*T*3*C+2*C+h*Dh:]
+		dq, dk, dv := dqkv[b*T*3*C+h*Dh:], dqkv[b*T*3*C+C+h*Dh:], dqkv[b*T*3*C+2*C+h*Dh:]
+		yh, dyh := y[b*T*C+h*Dh:], dy[b*T*C+h*Dh:]
+		for t := range T {
+			clear(dk[t*3*C : t*3*C+Dh])
+			clear(dv[t*3*C : t*3*C+Dh])
+		}
+		for i0 := 0; i0 < T; i0 += attnBlock {
+			i1 := min(i0+attnBlock, T)
+			rows, ld := i1-i0, attnWidth(i1)
+			// dp = dy v^T  (rows, i1), rows ld apart
+			sgemm(false, true, rows, i1, Dh, 1, dyh[i0*C:], C, v, 3*C, 0, dp, ld)
+			p := p
+			if probs != nil {
+				// ds = p * (dp - D) with D = dy . y per row
+				p = probs[bh*m.acts.probsPerHead+blockOffset(i0, T):]
+				kern.attnGradScores(p, dp, rows, ld, dyh[i0*C:], yh[i0*C:], C, Dh)
+			} else {
+				// p = exp(q k^T * scale - lse); ds = p * (dp - D)
+				sgemm(false, true, rows, i1, Dh, scale, q[i0*3*C:], 3*C, k, 3*C, 0, p, ld)
+				kern.attnSoftmaxBackward(p, dp, rows, ld, i0, lse[bh*T+i0:], dyh[i0*C:], yh[i0*C:], C, Dh)
+			}
+			// dq[i0:i1] = ds k[:i1] * scale; dk[:i1] += ds^T q[i0:i1] * scale; dv[:i1] += p^T dy[i0:i1]
+			sgemm(false, false, rows, Dh, i1, scale, dp, ld, k, 3*C, 0, dq[i0*3*C:], 3*C)
+			sgemm(true, false, i1, Dh, rows, scale, dp, ld, q[i0*3*C:], 3*C, 1, dk, 3*C)
+			sgemm(true, false, i1, Dh, rows, 1, p, ld, dyh[i0*C:], C, 1, dv, 3*C)
+		}
+		unrotate(b, h)
+	}
 }
 
 // Backward adds the gradient of the last Forward's loss with respect to
@@ -443,7 +443,7 @@ func (m *Model) Backward() error {
 	a.backwardReady = false
 	c := m.Config
 	B, T := a.B, a.T
-	N, C, F, V, H, Dh := B*T, c.Dim, c.HiddenDim, c.Vocab, c.Heads, c.HeadDim()
+	N, C, F, V, H := B*T, c.Dim, c.HiddenDim, c.Vocab, c.Heads
 	if a.count == 0 {
 		return nil
 	}
@@ -452,39 +452,43 @@ func (m *Model) Backward() error {
 	parallelFor(N, func(_, lo, hi int) {
 		kern.xentBackward(a.logits[lo*V:hi*V], hi-lo, V, a.targets[lo:hi], a.lseLogits[lo:hi], inv)
 	})
+	// Each weight gradient (dW) runs alongside the next step that does not
+	// touch its inputs (weightGrad.alongside): row chunks of an RMSNorm or
+	// SwiGLU backward, or the attention heads.
 	// through lm_head and the final norm: dres = d res[L]  (N, C)
-	linearBackward(a.dln, m.g.lmHead, a.logits, a.lnF, m.w.lmHead, N, C, V)
+	linearBackwardInput(a.dln, a.logits, m.w.lmHead, N, C, V)
 	clear(a.dres)
-	m.rmsNormBackward(a.dres, m.g.norm, a.dln, a.res[c.Layers], a.rmsF, m.w.norm, N)
+	m.normBackward(a.dres, m.g.norm, a.dln, a.res[c.Layers], a.rmsF, m.w.norm, N).
+		alongside(newWeightGrad(m.g.lmHead, a.logits, a.lnF, N, C, V))
 
 	for l := c.Layers - 1; l >= 0; l-- {
 		w, g := m.w.layers[l], m.g.layers[l]
 		// res[l+1] = mid + h @ Wdown^T: dh = dres @ Wdown  (N, F)
-		linearBackward(a.dh, g.down, a.dres, a.h[l], w.down, N, F, C)
+		linearBackwardInput(a.dh, a.dres, w.down, N, F, C)
 		// h = silu(gate) * up  ->  dgate | dup  (N, 2F)
-		parallelFor(N, func(_, lo, hi int) {
+		newWeightGrad(g.down, a.dres, a.h[l], N, F, C).alongside(rowChunks(N), func(_, i int) {
+			lo, hi := chunkRows(N, i)
 			kern.swigluBackward(a.dgu[lo*2*F:hi*2*F], a.dh[lo*F:hi*F], a.gu[l][lo*2*F:hi*2*F], hi-lo, F)
 		})
 		// gate | up = ln2 @ [Wg; Wu]^T: dln = dgu @ [Wg; Wu]  (N, C)
-		linearBackward(a.dln, g.gu, a.dgu, a.ln2[l], w.gu, N, C, 2*F)
+		linearBackwardInput(a.dln, a.dgu, w.gu, N, C, 2*F)
 		// dres = d mid
-		m.rmsNormBackward(a.dres, g.ln2, a.dln, a.mid[l], a.rms2[l], w.ln2, N)
+		m.normBackward(a.dres, g.ln2, a.dln, a.mid[l], a.rms2[l], w.ln2, N).
+			alongside(newWeightGrad(g.gu, a.dgu, a.ln2[l], N, C, 2*F))
 		// mid = x + y @ Wo^T: dy = dmid @ Wo  (N, C)
-		linearBackward(a.dy, g.o, a.dres, a.y[l], w.o, N, C, C)
+		linearBackwardInput(a.dy, a.dres, w.o, N, C, C)
 		var probs []float32
 		if a.probs != nil {
 			probs = a.probs[l]
 		}
-		m.attentionBackward(a.dqkv, a.dy, a.qkv[l], a.y[l], a.lse[l], probs, B, T)
-		// undo the rotation on dq and dk
-		dqkv := a.dqkv
-		parallelFor(N, func(_, lo, hi int) {
-			kern.ropeRows(dqkv[lo*3*C:], hi-lo, 3*C, 2*H, Dh, m.cos, m.sin, lo, T, true)
-		})
+		// dqkv (N, 3C), dq and dk rotated back
+		newWeightGrad(g.o, a.dres, a.y[l], N, C, C).alongside(B*H,
+			m.attentionBackward(a.dqkv, a.dy, a.qkv[l], a.y[l], a.lse[l], probs, B, T))
 		// q | k | v = ln1 @ Wqkv^T: dln = dqkv @ Wqkv  (N, C)
-		linearBackward(a.dln, g.qkv, a.dqkv, a.ln1[l], w.qkv, N, C, 3*C)
+		linearBackwardInput(a.dln, a.dqkv, w.qkv, N, C, 3*C)
 		// dres = d res[l]
-		m.rmsNormBackward(a.dres, g.ln1, a.dln, a.res[l], a.rms1[l], w.ln1, N)
+		m.normBackward(a.dres, g.ln1, a.dln, a.res[l], a.rms1[l], w.ln1, N).
+			alongside(newWeightGrad(g.qkv, a.dqkv, a.ln1[l], N, C, 3*C))
 	}
 	// embedding rows get the gradient of every position that used them
 	for n, t := range a.tokens {
@@ -496,18 +500,32 @@ func (m *Model) Backward() error {
 	return nil
 }
 
-// rmsNormBackward adds the input gradient to dx (N, C) and the weight
-// gradient to dw (C), reducing per-worker partial sums in a fixed order.
-func (m *Model) rmsNormBackward(dx, dw, dout, x, rstd, w []float32, N int) {
-	C := m.Config.Dim
-	parts := m.acts.dwPart
-	parallelFor(N, func(wk, lo, hi int) {
-		clear(parts[wk])
-		kern.rmsNormBackward(dx[lo*C:hi*C], parts[wk], dout[lo*C:hi*C], x[lo*C:hi*C], rstd[lo:hi], w, hi-lo, C)
+// normBackward is an RMSNorm's backward pass over N rows: it adds the input
+// gradient to dx (N, C) and the weight gradient to dw (C), the latter as
+// one partial sum per fixed row chunk reduced in chunk order, so the result
+// does not depend on which worker ran which chunk.
+type normBackward struct {
+	m                         *Model
+	dx, dw, dout, x, rstd, wt []float32
+	n                         int
+}
+
+func (m *Model) normBackward(dx, dw, dout, x, rstd, w []float32, N int) normBackward {
+	return normBackward{m, dx, dw, dout, x, rstd, w, N}
+}
+
+// alongside runs the chunks next to g's dW tasks (weightGrad.alongside),
+// then reduces the partial sums.
+func (b normBackward) alongside(g weightGrad) {
+	C, parts := b.m.Config.Dim, b.m.acts.dwPart
+	g.alongside(rowChunks(b.n), func(_, i int) {
+		lo, hi := chunkRows(b.n, i)
+		clear(parts[i])
+		kern.rmsNormBackward(b.dx[lo*C:hi*C], parts[i], b.dout[lo*C:hi*C], b.x[lo*C:hi*C], b.rstd[lo:hi], b.wt, hi-lo, C)
 	})
-	for _, p := range parts[:min(len(parts), N)] {
+	for _, p := range parts[:rowChunks(b.n)] {
 		for j, v := range p {
-			dw[j] += v
+			b.dw[j] += v
 		}
 	}
 }
