@@ -1,6 +1,7 @@
 package infer
 
 import (
+	"slices"
 	"testing"
 
 	"ndb/format"
@@ -53,6 +54,32 @@ func FuzzConstrainedDecoding(f *testing.F) {
 		}
 		if again := format.FrameText(fr); again != text {
 			t.Fatalf("frame %q serializes back as %q", text, again)
+		}
+	})
+}
+
+// FuzzProgramScopes: any text reads into one scope list per line without
+// a panic, and a step's scope holds only executable lines of the program.
+func FuzzProgramScopes(f *testing.F) {
+	f.Add("def f(x):\n    return x\n", "    return x")
+	f.Add("class K:\n    '''doc\n(\n'''\n    def m(self): return [\n1]\n", "class K:")
+	f.Add("x = '\\\ndef g(): pass\n", "def g(): pass")
+	f.Fuzz(func(t *testing.T, src, line string) {
+		s := programScopes(src)
+		if len(s.member) != len(s.lines) || len(s.opens) != len(s.lines) {
+			t.Fatalf("%d lines, %d scope lists, %d opens", len(s.lines), len(s.member), len(s.opens))
+		}
+		for _, frame := range []string{
+			format.TokLineSep + format.TokArgSep + "{}" + format.TokSrcSep + line + format.TokActionSep,
+			format.TokCallSep + format.TokSrcSep + line + format.TokArgSep + "{}" + format.TokActionSep,
+		} {
+			prompt := format.TokBeginOfText + format.TokTraceContextStart + src + format.TokFrameSep + frame + format.TokStepOver + format.TokFrameSep
+			scope, ok := s.stepScope(prompt)
+			for _, l := range scope {
+				if !ok || !executable(l) || !slices.Contains(s.lines, l) {
+					t.Fatalf("scope line %q (ok %v) is not an executable line of the program", l, ok)
+				}
+			}
 		}
 	})
 }

@@ -367,9 +367,9 @@ func (p *Predictor) programAllowed(cur string, id int, r *programRules) bool {
 	case last == format.TokSrcSep && r != nil:
 		src := cur[strings.LastIndex(cur, format.TokSrcSep)+len(format.TokSrcSep):]
 		if p.tok.IsSpecial(int32(id)) {
-			return r.lines.contains(src)
+			return r.linesFor(cur).contains(src)
 		}
-		return r.lines.hasPrefix(src + p.texts[id])
+		return r.linesFor(cur).hasPrefix(src + p.texts[id])
 	case last == format.TokArgSep && !p.tok.IsSpecial(int32(id)):
 		json := cur[strings.LastIndex(cur, format.TokArgSep)+len(format.TokArgSep):]
 		return r.keysAllowed(json, json+p.texts[id])
@@ -381,6 +381,20 @@ func (p *Predictor) programAllowed(cur string, id int, r *programRules) bool {
 type programRules struct {
 	lines sortedSet // executable lines: not blank, not only a comment
 	names sortedSet // identifiers, "..", ".0" to ".9"
+	// scope: the lines of the running function, when the prompt ends in a
+	// forward step from one of its lines (stepScope)
+	scope  sortedSet
+	scoped bool
+}
+
+// linesFor is the set a source line of the frame text cur may come from:
+// the running function's lines for a line, return or exception event after
+// a forward step, else any executable line.
+func (r *programRules) linesFor(cur string) sortedSet {
+	if r.scoped && scopedEvent(cur) {
+		return r.scope
+	}
+	return r.lines
 }
 
 // promptRules reads the program from a prompt's header
@@ -392,10 +406,11 @@ func promptRules(prompt string) *programRules {
 	}
 	var r programRules
 	for _, l := range strings.Split(src, "\n") {
-		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") {
+		if executable(l) {
 			r.lines = append(r.lines, l)
 		}
 	}
+	r.scope, r.scoped = programScopes(src).stepScope(prompt)
 	r.names = append(r.names, "..")
 	for d := '0'; d <= '9'; d++ {
 		r.names = append(r.names, "."+string(d))
@@ -508,7 +523,7 @@ func (r *programRules) completeOpen(text string) string {
 	}
 	if lastSpecial(text) == format.TokSrcSep {
 		src := text[strings.LastIndex(text, format.TokSrcSep)+len(format.TokSrcSep):]
-		return text + strings.TrimPrefix(r.lines.shortestWithPrefix(src), src)
+		return text + strings.TrimPrefix(r.linesFor(text).shortestWithPrefix(src), src)
 	}
 	i := strings.LastIndex(text, format.TokArgSep)
 	if i < 0 || lastSpecial(text) != format.TokArgSep {

@@ -1,0 +1,206 @@
+package infer
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"ndb/dataset"
+	"ndb/format"
+	"ndb/model/train/synthtext"
+	"ndb/tracer"
+)
+
+// TestProgramScopes checks the blocks read from a program's text.
+func TestProgramScopes(t *testing.T) {
+	src := strings.Join([]string{
+		"import functools",                  // 0 module
+		"def deco(f):  # (",                 // 1 module, opens 0
+		"    @functools.wraps(f)",           // 2 block 0, decorator of 1
+		"    def inner(*a):",                // 3 block 0, opens 1
+		"        s = '''text",               // 4 block 1
+		"def not_a_def():",                  // 5 inside the string: block 1
+		"'''",                               // 6 block 1
+		"        return f(*a,",              // 7 block 1
+		"  1)",                              // 8 continuation: block 1
+		"    return inner",                  // 9 block 0
+		"class K:",                          // 10 module, opens 2 (its body on the next lines)
+		"    x = [i for i in (1, 2)]",       // 11 block 2
+		"    def m(self): return self.x \\", // 12 block 2 and its own 3 (one-line body)
+		"        + [3]",                     // 13 continues line 12
+		"y = K().m()  # def z():",           // 14 module
+	}, "\n")
+	s := programScopes(src)
+	want := [][]int{{-1}, {-1}, {0}, {0}, {1}, {1}, {1}, {1}, {1}, {0}, {-1}, {2}, {2, 3}, {2, 3}, {-1}}
+	for i := range want {
+		if !slices.Equal(s.member[i], want[i]) {
+			t.Errorf("line %d %q: scopes %v, want %v", i, s.lines[i], s.member[i], want[i])
+		}
+	}
+	opens := map[int]int{1: 0, 2: 1, 3: 1, 10: 2, 12: 3}
+	for i := range s.lines {
+		w, ok := opens[i]
+		if !ok {
+			w = noBlock
+		}
+		if s.opens[i] != w {
+			t.Errorf("line %d %q opens %d, want %d", i, s.lines[i], s.opens[i], w)
+		}
+	}
+
+	step := func(frame, action string) string {
+		return format.TokBeginOfText + format.TokTraceContextStart + src + format.TokFrameSep + frame + action + format.TokFrameSep
+	}
+	for _, tc := range []struct {
+		prompt string
+		want   []string // nil: no scope
+	}{
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>        return f(*a,<|action_sep|>`, format.TokStepOver),
+			[]string{"        s = '''text", "        return f(*a,", "  1)", "'''", "def not_a_def():"}},
+		{step(`<|call_sep|><|src_sep|>    @functools.wraps(f)<|arg_sep|>{}<|action_sep|>`, format.TokStepInto),
+			[]string{"        s = '''text", "        return f(*a,", "  1)", "'''", "def not_a_def():"}},
+		{step(`<|call_sep|><|src_sep|>    x = [i for i in (1, 2)]<|arg_sep|>{}<|action_sep|>`, format.TokStepInto), nil}, // a comprehension's frame
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    return inner<|action_sep|>`, format.TokBreakpoint+"y = K().m()  # def z():"), nil},
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    return inner<|action_sep|>`, format.TokContinue), nil},
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    return inner<|action_sep|>`, format.TokStepReturn),
+			[]string{"    @functools.wraps(f)", "    def inner(*a):", "    return inner"}},
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>y = K().m()  # def z():<|action_sep|>`, format.TokStepInto),
+			[]string{"import functools", "def deco(f):  # (", "class K:", "y = K().m()  # def z():"}},
+		{step(`<|return_sep|><|src_sep|>    return inner<|arg_sep|>"1"<|action_sep|>`, format.TokStepOver), nil}, // back in the caller
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    not a line<|action_sep|>`, format.TokStepOver), nil},
+	} {
+		got, ok := s.stepScope(tc.prompt)
+		if want := sortedSet(slices.Clone(tc.want)); ok != (tc.want != nil) || ok && !slices.Equal(got, func() sortedSet { want.sort(); return want }()) {
+			t.Errorf("prompt ending %q: scope %q (%v), want %q", tc.prompt[len(src):], got, ok, tc.want)
+		}
+	}
+
+	// the rule in decoding: a line event may only show the running function's lines
+	r := promptRules(step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    return inner<|action_sep|>`, format.TokStepOver))
+	for _, tc := range []struct {
+		frame string
+		ok    bool
+	}{
+		{"<|line_sep|><|arg_sep|>{}<|src_sep|>    return inner", true},
+		{"<|line_sep|><|arg_sep|>{}<|src_sep|>y = K().m()  # def z():", false},
+		{`<|return_sep|><|src_sep|>        return f(*a,`, false},
+		{`<|call_sep|><|src_sep|>class K:`, true}, // a call event may enter any function
+	} {
+		if got := r.linesFor(tc.frame).contains(tc.frame[strings.LastIndex(tc.frame, format.TokSrcSep)+len(format.TokSrcSep):]); got != tc.ok {
+			t.Errorf("frame %q allowed = %v, want %v", tc.frame, got, tc.ok)
+		}
+	}
+}
+
+// scopeViolations counts the steps of a trajectory's text that stepScope
+// restricts and lists those whose true next frame it would refuse.
+func scopeViolations(text string) (checked int, bad []string) {
+	for _, prompt := range synthtext.Prompts(text) {
+		rest := text[len(prompt):]
+		end := strings.Index(rest, format.TokActionSep)
+		if end < 0 {
+			continue
+		}
+		f, err := format.ParseFrame(rest[:end+len(format.TokActionSep)])
+		r := promptRules(prompt)
+		if err != nil || r == nil || !r.scoped || !scopedEvent(rest) {
+			continue
+		}
+		checked++
+		if !r.scope.contains(f.Src) {
+			bad = append(bad, prompt[max(0, len(prompt)-200):]+" => "+rest[:end])
+		}
+	}
+	return checked, bad
+}
+
+// TestStepScopeHoldsOnRealTraces: the true next frame of every forward
+// step, in trajectories sampled from real traces of programs with
+// decorators, nested and one-line functions, classes, generators,
+// comprehensions, lambdas, exceptions and multi-line statements, is inside
+// the scope the rule allows.
+func TestStepScopeHoldsOnRealTraces(t *testing.T) {
+	tr, err := tracer.New(tracer.Options{})
+	if err != nil {
+		t.Skipf("no tracer: %v", err)
+	}
+	defer tr.Close()
+	programs := []tracer.Program{
+		{Source: "import functools\ndef deco(f):\n    @functools.wraps(f)\n    def inner(*a):\n        return f(*a) + 1\n    return inner\n\n@deco\ndef g(x): return x * 2\n\ndef f(n):\n    total = 0\n    for i in range(n):\n        total += g(i)\n    return total\n", Call: "f(4)"},
+		{Source: "class Box:\n    size = 2\n    def __init__(self, v):\n        self.v = v\n    def grow(self):\n        self.v = [x * self.size\n                  for x in self.v]\n        return self\n\ndef f(xs):\n    b = Box(xs).grow()\n    return b.v\n", Call: "f([1, 2, 3])"},
+		{Source: "def gen(n):\n    for i in range(n):\n        yield i * i\n\ndef f(n):\n    out = []\n    for v in gen(n):\n        out.append(v)\n    return sum(out), max(out, key=lambda v: -v)\n", Call: "f(3)"},
+		{Source: "def safe(d, k):\n    try:\n        return d[k]\n    except KeyError:\n        return None\n\ndef f(d):\n    s = '''a\ndef x():\n'''\n    return [safe(d, k) for k in 'ab'], \\\n        len(s)\n", Call: "f({'a': 1})"},
+		{Source: "def outer(n):\n    def inner(m):\n        if m <= 0:\n            raise ValueError(m)\n        return m - 1\n    try:\n        return inner(inner(n))\n    except ValueError as e:\n        return str(e)\n", Call: "outer(1)"},
+		{Source: "def fact(n):\n    return 1 if n <= 1 else n * fact(n - 1)\n\nx = fact(4)\nys = [fact(i) for i in range(3)]\nprint(x, ys)\n"},
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	steps := 0
+	for _, prog := range programs {
+		trace, err := tr.Trace(context.Background(), prog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := dataset.DefaultSamplerConfig
+		cfg.InverseProb, cfg.DeepEntryProb = 0, 0.5
+		for range 60 {
+			s, err := dataset.SampleTrajectory(rng, trace, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, bad := scopeViolations(s.Text)
+			if len(bad) > 0 {
+				t.Fatalf("program %q: the true next frame is outside the scope:\n%s", prog.Source, strings.Join(bad, "\n"))
+			}
+			steps += n
+		}
+	}
+	if steps < 300 {
+		t.Fatalf("only %d scoped steps checked", steps)
+	}
+}
+
+// TestStepScopeHoldsOnShards runs the same check over `ndb gen` shards
+// when NDB_SCOPE_SHARDS names them (a glob); docs/inference.md has the
+// figures of a run on every source.
+func TestStepScopeHoldsOnShards(t *testing.T) {
+	glob := os.Getenv("NDB_SCOPE_SHARDS")
+	if glob == "" {
+		t.Skip("NDB_SCOPE_SHARDS not set")
+	}
+	files, err := filepath.Glob(glob)
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no shards match %q (%v)", glob, err)
+	}
+	trajectories, steps, violations := 0, 0, 0
+	for _, name := range files {
+		fh, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(nil, 1<<24)
+		for sc.Scan() {
+			var row struct{ Text string }
+			if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			trajectories++
+			n, bad := scopeViolations(row.Text)
+			steps += n
+			for _, b := range bad {
+				violations++
+				if violations <= 5 {
+					t.Errorf("%s: %s", name, b)
+				}
+			}
+		}
+		fh.Close()
+	}
+	t.Logf("%d trajectories from %d shards: %d scoped steps, %d violations", trajectories, len(files), steps, violations)
+}
