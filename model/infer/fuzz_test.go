@@ -70,14 +70,16 @@ func FuzzProgramScopes(f *testing.F) {
 			t.Fatalf("%d lines, %d scope lists, %d opens", len(s.lines), len(s.member), len(s.opens))
 		}
 		for _, frame := range []string{
-			format.TokLineSep + format.TokArgSep + "{}" + format.TokSrcSep + line + format.TokActionSep,
-			format.TokCallSep + format.TokSrcSep + line + format.TokArgSep + "{}" + format.TokActionSep,
+			format.TokLineSep + format.TokArgSep + "{}" + format.TokSrcSep + line + format.TokActionSep + format.TokStepOver,
+			format.TokCallSep + format.TokSrcSep + line + format.TokArgSep + "{}" + format.TokActionSep + format.TokStepInto,
+			format.TokInvLineSep + format.TokSrcSep + line + format.TokArgSep + "{}" + format.TokActionSep + format.TokInvStepCall,
 		} {
-			prompt := format.TokBeginOfText + format.TokTraceContextStart + src + format.TokFrameSep + frame + format.TokStepOver + format.TokFrameSep
-			scope, ok := s.stepScope(prompt)
-			for _, l := range scope {
-				if !ok || !executable(l) || !slices.Contains(s.lines, l) {
-					t.Fatalf("scope line %q (ok %v) is not an executable line of the program", l, ok)
+			prompt := format.TokBeginOfText + format.TokTraceContextStart + src + format.TokFrameSep + frame + format.TokFrameSep
+			for tok, lines := range s.stepScopes(prompt) {
+				for _, l := range lines {
+					if !executable(l) || !slices.Contains(s.lines, l) {
+						t.Fatalf("%s scope line %q is not an executable line of the program", tok, l)
+					}
 				}
 			}
 		}

@@ -381,18 +381,19 @@ func (p *Predictor) programAllowed(cur string, id int, r *programRules) bool {
 type programRules struct {
 	lines sortedSet // executable lines: not blank, not only a comment
 	names sortedSet // identifiers, "..", ".0" to ".9"
-	// scope: the lines of the running function, when the prompt ends in a
-	// forward step from one of its lines (stepScope)
-	scope  sortedSet
-	scoped bool
+	// per frame kind token: the lines of the running function a step's
+	// answer of that kind may show (stepScopes; nil: no rule)
+	scope map[string]sortedSet
 }
 
 // linesFor is the set a source line of the frame text cur may come from:
-// the running function's lines for a line, return or exception event after
-// a forward step, else any executable line.
+// the running function's lines where stepScopes restricts cur's kind,
+// else any executable line.
 func (r *programRules) linesFor(cur string) sortedSet {
-	if r.scoped && scopedEvent(cur) {
-		return r.scope
+	for tok, lines := range r.scope {
+		if strings.HasPrefix(cur, tok) {
+			return lines
+		}
 	}
 	return r.lines
 }
@@ -410,7 +411,7 @@ func promptRules(prompt string) *programRules {
 			r.lines = append(r.lines, l)
 		}
 	}
-	r.scope, r.scoped = programScopes(src).stepScope(prompt)
+	r.scope = programScopes(src).stepScopes(prompt)
 	r.names = append(r.names, "..")
 	for d := '0'; d <= '9'; d++ {
 		r.names = append(r.names, "."+string(d))

@@ -6,19 +6,20 @@ import (
 	"ndb/format"
 )
 
-// A forward step never leaves the running function without an event that
-// says so: from a line (or the call) of function F, step_into, step_over
-// and step_return show a line, return or exception event of F itself, or a
-// call event (into another function). So once the prompt's last frame is a
-// line or call of F and the next frame's event is line, return or
-// exception, its source line is one of F's lines. Scopes are read from the
+// A step never leaves the running function without an event that says so:
+// from a line (or the call) of function F, step_into, step_over and
+// step_return show a line, return or exception event of F itself, or a
+// call event (into another function); backwards, the state before a line
+// of F is a line or the call of F, or a callee's return or exception. So
+// the source line of such a frame is one of F's lines (stepScopes). Scopes
+// are read from the
 // program's text: def and class blocks, by indentation, with lines inside
 // brackets, strings and backslash continuations belonging to the statement
 // they continue. Where the text is ambiguous (the same line text in two
 // functions, a one-line def) a line belongs to every scope it may run in,
 // which only makes the rule looser.
 
-// scopeRules is what stepScope needs from a program.
+// scopeRules is what stepScopes needs from a program.
 type scopeRules struct {
 	lines  []string // every line of the program
 	member [][]int  // per line: the scopes (block ids, -1 = module) it runs in
@@ -141,29 +142,44 @@ func scanLine(l string, depth int, quote string) (int, string, bool, int) {
 	return depth, quote, cont, len(l)
 }
 
-// stepScope is the set of lines the next frame's source may be when it is
-// a line, return or exception event, or ok false when the prompt does not
-// fix one: the last action is not a forward step, or the last frame is not
-// a line or call the program's text places.
-func (s *scopeRules) stepScope(prompt string) (lines sortedSet, ok bool) {
+// stepScopes maps the kinds of frame a step's answer may take (their
+// tokens) to the lines their source may be, read from the prompt's last
+// frame and action (nil: no rule):
+//
+//   - step_into, step_over, step_return from a line or call of F: a line,
+//     return or exception frame shows one of F's lines;
+//   - inv_step_into, inv_step_over, inv_step_call from a line, return or
+//     exception of F: a line frame (inv_line, inv_line_call) shows one of
+//     F's lines, and a call frame F's header (or a decorator of it) or one
+//     of F's lines (a comprehension, lambda or resumed generator called
+//     there). A callee's return and exception frames are left free.
+//
+// A frame the program's text does not place, or a call with no block to
+// read (a comprehension, lambda, resumed generator or the module), sets no
+// rule; nor does the module's own scope seen backwards (its call shows no
+// line).
+func (s *scopeRules) stepScopes(prompt string) map[string]sortedSet {
 	body := strings.TrimSuffix(prompt, format.TokFrameSep)
 	i := strings.LastIndex(body, format.TokFrameSep)
 	if i < 0 || len(body) == len(prompt) {
-		return nil, false
+		return nil
 	}
 	last := body[i+len(format.TokFrameSep):]
 	k := strings.LastIndex(last, format.TokActionSep)
 	if k < 0 {
-		return nil, false
+		return nil
 	}
+	inverse := false
 	switch last[k+len(format.TokActionSep):] {
 	case format.TokStepInto, format.TokStepOver, format.TokStepReturn:
+	case format.TokInvStepInto, format.TokInvStepOver, format.TokInvStepCall:
+		inverse = true
 	default:
-		return nil, false
+		return nil
 	}
 	f, err := format.ParseFrame(last[:k+len(format.TokActionSep)])
 	if err != nil {
-		return nil, false
+		return nil
 	}
 	scopes := map[int]bool{}
 	for j, l := range s.lines {
@@ -171,44 +187,47 @@ func (s *scopeRules) stepScope(prompt string) (lines sortedSet, ok bool) {
 			continue
 		}
 		switch f.Kind {
-		case format.Line:
+		case format.Line, format.InvLine, format.InvLineCall, format.InvReturn, format.InvException:
+			if inverse != f.Kind.Inverse() {
+				return nil
+			}
 			for _, sc := range s.member[j] {
 				scopes[sc] = true
 			}
 		case format.Call:
-			if s.opens[j] == noBlock {
-				return nil, false // a comprehension, lambda, resumed generator or module: no block to read
+			if inverse || s.opens[j] == noBlock {
+				return nil
 			}
 			scopes[s.opens[j]] = true
 		default:
-			return nil, false
+			return nil
 		}
 	}
-	if len(scopes) == 0 {
-		return nil, false
+	if len(scopes) == 0 || inverse && scopes[-1] {
+		return nil
 	}
+	var lines, calls sortedSet
 	for j, l := range s.lines {
+		if !executable(l) {
+			continue
+		}
 		for _, sc := range s.member[j] {
-			if scopes[sc] && executable(l) {
+			if scopes[sc] {
 				lines = append(lines, l)
 				break
 			}
 		}
-	}
-	lines.sort()
-	return lines, true
-}
-
-// scopedEvent reports whether a frame text starts with a line, return or
-// exception event: those stay in the running function after a forward step
-// (see stepScope).
-func scopedEvent(frame string) bool {
-	for _, tok := range []string{format.TokLineSep, format.TokReturnSep, format.TokExceptionSep} {
-		if strings.HasPrefix(frame, tok) {
-			return true
+		if scopes[s.opens[j]] {
+			calls = append(calls, l)
 		}
 	}
-	return false
+	lines.sort()
+	if !inverse {
+		return map[string]sortedSet{format.TokLineSep: lines, format.TokReturnSep: lines, format.TokExceptionSep: lines}
+	}
+	calls = append(calls, lines...)
+	calls.sort()
+	return map[string]sortedSet{format.TokInvLineSep: lines, format.TokInvLineCallSep: lines, format.TokInvCallSep: calls}
 }
 
 // executable reports whether a source line can be an event's line: not

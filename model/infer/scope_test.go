@@ -54,6 +54,7 @@ func TestProgramScopes(t *testing.T) {
 		}
 	}
 
+	block1 := []string{"        s = '''text", "        return f(*a,", "  1)", "'''", "def not_a_def():"}
 	step := func(frame, action string) string {
 		return format.TokBeginOfText + format.TokTraceContextStart + src + format.TokFrameSep + frame + action + format.TokFrameSep
 	}
@@ -61,10 +62,8 @@ func TestProgramScopes(t *testing.T) {
 		prompt string
 		want   []string // nil: no scope
 	}{
-		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>        return f(*a,<|action_sep|>`, format.TokStepOver),
-			[]string{"        s = '''text", "        return f(*a,", "  1)", "'''", "def not_a_def():"}},
-		{step(`<|call_sep|><|src_sep|>    @functools.wraps(f)<|arg_sep|>{}<|action_sep|>`, format.TokStepInto),
-			[]string{"        s = '''text", "        return f(*a,", "  1)", "'''", "def not_a_def():"}},
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>        return f(*a,<|action_sep|>`, format.TokStepOver), block1},
+		{step(`<|call_sep|><|src_sep|>    @functools.wraps(f)<|arg_sep|>{}<|action_sep|>`, format.TokStepInto), block1},
 		{step(`<|call_sep|><|src_sep|>    x = [i for i in (1, 2)]<|arg_sep|>{}<|action_sep|>`, format.TokStepInto), nil}, // a comprehension's frame
 		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    return inner<|action_sep|>`, format.TokBreakpoint+"y = K().m()  # def z():"), nil},
 		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    return inner<|action_sep|>`, format.TokContinue), nil},
@@ -74,10 +73,42 @@ func TestProgramScopes(t *testing.T) {
 			[]string{"import functools", "def deco(f):  # (", "class K:", "y = K().m()  # def z():"}},
 		{step(`<|return_sep|><|src_sep|>    return inner<|arg_sep|>"1"<|action_sep|>`, format.TokStepOver), nil}, // back in the caller
 		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    not a line<|action_sep|>`, format.TokStepOver), nil},
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    return inner<|action_sep|>`, format.TokInvStepOver), nil}, // a forward frame, an inverse action
 	} {
-		got, ok := s.stepScope(tc.prompt)
-		if want := sortedSet(slices.Clone(tc.want)); ok != (tc.want != nil) || ok && !slices.Equal(got, func() sortedSet { want.sort(); return want }()) {
-			t.Errorf("prompt ending %q: scope %q (%v), want %q", tc.prompt[len(src):], got, ok, tc.want)
+		got := s.stepScopes(tc.prompt)
+		want := sortedSet(slices.Clone(tc.want))
+		want.sort()
+		for _, tok := range []string{format.TokLineSep, format.TokReturnSep, format.TokExceptionSep} {
+			if (got != nil) != (tc.want != nil) || got != nil && !slices.Equal(got[tok], want) {
+				t.Errorf("prompt ending %q: %s scope %q, want %q", tc.prompt[len(src):], tok, got[tok], want)
+			}
+		}
+	}
+
+	// backwards: lines of the running function, and its header for the call
+	for _, tc := range []struct {
+		prompt      string
+		lines, call []string // nil: no rule
+	}{
+		{step(`<|inv_line_sep|><|src_sep|>        return f(*a,<|arg_sep|>{}<|action_sep|>`, format.TokInvStepCall),
+			block1, append([]string{"    @functools.wraps(f)", "    def inner(*a):"}, block1...)},
+		{step(`<|inv_return_sep|><|src_sep|>    return inner<|arg_sep|>"1"<|action_sep|>`, format.TokInvStepInto),
+			[]string{"    @functools.wraps(f)", "    def inner(*a):", "    return inner"},
+			[]string{"    @functools.wraps(f)", "    def inner(*a):", "    return inner", "def deco(f):  # ("}},
+		{step(`<|inv_line_sep|><|src_sep|>y = K().m()  # def z():<|arg_sep|>{}<|action_sep|>`, format.TokInvStepOver), nil, nil}, // the module
+		{step(`<|inv_call_sep|><|src_sep|>    def inner(*a):<|arg_sep|>{}<|action_sep|>`, format.TokInvStepCall), nil, nil},
+		{step(`<|inv_line_sep|><|src_sep|>    return inner<|arg_sep|>{}<|action_sep|>`, format.TokStepOver), nil, nil}, // an inverse frame, a forward action
+	} {
+		got := s.stepScopes(tc.prompt)
+		lines, call := sortedSet(slices.Clone(tc.lines)), sortedSet(slices.Clone(tc.call))
+		lines.sort()
+		call.sort()
+		if (got != nil) != (tc.lines != nil) || got != nil && (!slices.Equal(got[format.TokInvLineSep], lines) ||
+			!slices.Equal(got[format.TokInvLineCallSep], lines) || !slices.Equal(got[format.TokInvCallSep], call)) {
+			t.Errorf("prompt ending %q: scopes %q, want lines %q, call %q", tc.prompt[len(src):], got, lines, call)
+		}
+		if got != nil && (got[format.TokInvReturnSep] != nil || got[format.TokInvExceptionSep] != nil) {
+			t.Errorf("prompt ending %q: a callee's return or exception restricted", tc.prompt[len(src):])
 		}
 	}
 
@@ -88,6 +119,7 @@ func TestProgramScopes(t *testing.T) {
 		ok    bool
 	}{
 		{"<|line_sep|><|arg_sep|>{}<|src_sep|>    return inner", true},
+		{"<|line_sep|><|arg_sep|>{}<|src_sep|>    def inner(*a):", true},
 		{"<|line_sep|><|arg_sep|>{}<|src_sep|>y = K().m()  # def z():", false},
 		{`<|return_sep|><|src_sep|>        return f(*a,`, false},
 		{`<|call_sep|><|src_sep|>class K:`, true}, // a call event may enter any function
@@ -98,8 +130,8 @@ func TestProgramScopes(t *testing.T) {
 	}
 }
 
-// scopeViolations counts the steps of a trajectory's text that stepScope
-// restricts and lists those whose true next frame it would refuse.
+// scopeViolations counts the steps of a trajectory's text whose answer
+// stepScopes restricts and lists those whose true next frame it refuses.
 func scopeViolations(text string) (checked int, bad []string) {
 	for _, prompt := range synthtext.Prompts(text) {
 		rest := text[len(prompt):]
@@ -109,19 +141,19 @@ func scopeViolations(text string) (checked int, bad []string) {
 		}
 		f, err := format.ParseFrame(rest[:end+len(format.TokActionSep)])
 		r := promptRules(prompt)
-		if err != nil || r == nil || !r.scoped || !scopedEvent(rest) {
+		if err != nil || r == nil || r.scope[f.Kind.Token()] == nil {
 			continue
 		}
 		checked++
-		if !r.scope.contains(f.Src) {
+		if !r.linesFor(rest).contains(f.Src) {
 			bad = append(bad, prompt[max(0, len(prompt)-200):]+" => "+rest[:end])
 		}
 	}
 	return checked, bad
 }
 
-// TestStepScopeHoldsOnRealTraces: the true next frame of every forward
-// step, in trajectories sampled from real traces of programs with
+// TestStepScopeHoldsOnRealTraces: the true next frame of every step, forward
+// and inverse, in trajectories sampled from real traces of programs with
 // decorators, nested and one-line functions, classes, generators,
 // comprehensions, lambdas, exceptions and multi-line statements, is inside
 // the scope the rule allows.
@@ -147,7 +179,7 @@ func TestStepScopeHoldsOnRealTraces(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg := dataset.DefaultSamplerConfig
-		cfg.InverseProb, cfg.DeepEntryProb = 0, 0.5
+		cfg.DeepEntryProb = 0.5
 		for range 60 {
 			s, err := dataset.SampleTrajectory(rng, trace, cfg)
 			if err != nil {
