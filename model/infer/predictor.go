@@ -194,7 +194,7 @@ func (p *Predictor) Sample(ctx context.Context, prompt string, k int, opt Sample
 			if !ok {
 				return nil, fmt.Errorf("infer: could not close the frame %q", text)
 			}
-			text = closed
+			text = rules.fillSource(closed)
 		}
 		res[i] = canonicalEnd(text)
 	}
@@ -372,7 +372,7 @@ func (p *Predictor) programAllowed(cur string, id int, r *programRules) bool {
 		return r.linesFor(cur).hasPrefix(src + p.texts[id])
 	case last == format.TokArgSep && !p.tok.IsSpecial(int32(id)):
 		json := cur[strings.LastIndex(cur, format.TokArgSep)+len(format.TokArgSep):]
-		return r.keysAllowed(json, json+p.texts[id])
+		return r.keysAllowed(r.namesFor(cur), json, json+p.texts[id])
 	}
 	return true
 }
@@ -380,22 +380,127 @@ func (p *Predictor) programAllowed(cur string, id int, r *programRules) bool {
 // programRules are the strings a frame may take from its program.
 type programRules struct {
 	lines sortedSet // executable lines: not blank, not only a comment
+	calls sortedSet // lines and "" (a script's module call shows no line)
 	names sortedSet // identifiers, "..", ".0" to ".9"
 	// per frame kind token: the lines of the running function a step's
 	// answer of that kind may show (stepScopes; nil: no rule)
-	scope map[string]sortedSet
+	scope  map[string]sortedSet
+	scopes *scopeRules
+	memo   map[string]sortedSet // namesFor and linesFor, per frame head
 }
 
 // linesFor is the set a source line of the frame text cur may come from:
-// the running function's lines where stepScopes restricts cur's kind,
-// else any executable line.
+// the running function's lines where stepScopes restricts cur's kind, else
+// any executable line; a forward line frame, whose LOCALS come before its
+// line, keeps only the lines of a function that has every name it wrote.
 func (r *programRules) linesFor(cur string) sortedSet {
-	for tok, lines := range r.scope {
+	for tok, l := range r.scope {
 		if strings.HasPrefix(cur, tok) {
-			return lines
+			return r.fitting(l, cur)
 		}
 	}
-	return r.lines
+	if strings.HasPrefix(cur, format.TokCallSep) || strings.HasPrefix(cur, format.TokInvCallSep) {
+		return r.calls
+	}
+	return r.fitting(r.lines, cur)
+}
+
+// fitting keeps, for a forward line frame cur (its LOCALS come before its
+// line), the lines whose function has every key it wrote (a line that may
+// run in the module keeps any); other frames keep all lines.
+func (r *programRules) fitting(lines sortedSet, cur string) sortedSet {
+	if !strings.HasPrefix(cur, format.TokLineSep) {
+		return lines
+	}
+	keys := closedKeys(cur)
+	memo := "lines\x00" + strings.Join(keys, "\x00")
+	if m, ok := r.memo[memo]; ok {
+		return m
+	}
+	var fit sortedSet
+	for _, l := range lines {
+		if names := r.scopes.namesOf(l, false); names == nil || allContained(names, keys) {
+			fit = append(fit, l)
+		}
+	}
+	r.memo[memo] = fit
+	return fit
+}
+
+// closedKeys lists the LOCALS keys a frame text has closed.
+func closedKeys(cur string) []string {
+	i := strings.Index(cur, format.TokArgSep)
+	if i < 0 {
+		return nil
+	}
+	json := cur[i+len(format.TokArgSep):]
+	if j := strings.Index(json, format.TokSrcSep); j >= 0 {
+		json = json[:j]
+	}
+	var keys []string
+	objectKeys(json, func(key string, _ int, closed bool) bool {
+		if closed {
+			keys = append(keys, key)
+		}
+		return true
+	})
+	return keys
+}
+
+// namesFor is the set the LOCALS keys of the frame text cur may come from:
+// once the frame's line is known (call and inverse frames write it first),
+// the names of the function that line runs in; in a forward line frame,
+// whose line comes last, the names of the functions that still have a line
+// for every name written so far; else (or where the module may be the
+// frame) the program's. Nil for no program.
+func (r *programRules) namesFor(cur string) sortedSet {
+	if r == nil {
+		return nil
+	}
+	i, j := strings.Index(cur, format.TokSrcSep), strings.Index(cur, format.TokArgSep)
+	var names sortedSet
+	switch {
+	case strings.HasPrefix(cur, format.TokLineSep) && i < 0:
+		keys := closedKeys(cur)
+		memo := "names\x00" + strings.Join(keys, "\x00")
+		if m, ok := r.memo[memo]; ok {
+			return m
+		}
+		for _, l := range r.linesFor(cur) {
+			n := r.scopes.namesOf(l, false)
+			if n == nil {
+				names = r.names
+				break
+			}
+			names = append(names, n...)
+		}
+		if len(names) != len(r.names) {
+			names.sort()
+		}
+		r.memo[memo] = names
+		return names
+	case i < 0 || j < i:
+		return r.names
+	}
+	memo := "src\x00" + cur[:j]
+	if m, ok := r.memo[memo]; ok {
+		return m
+	}
+	call := strings.HasPrefix(cur, format.TokCallSep) || strings.HasPrefix(cur, format.TokInvCallSep)
+	if names = r.scopes.namesOf(cur[i+len(format.TokSrcSep):j], call); names == nil {
+		names = r.names
+	}
+	r.memo[memo] = names
+	return names
+}
+
+func allContained(set sortedSet, xs []string) bool {
+	for _, x := range xs {
+		if !set.contains(x) {
+			return false
+		}
+	}
+	return true
 }
 
 // promptRules reads the program from a prompt's header
@@ -411,7 +516,9 @@ func promptRules(prompt string) *programRules {
 			r.lines = append(r.lines, l)
 		}
 	}
-	r.scope = programScopes(src).stepScopes(prompt)
+	r.scopes = programScopes(src)
+	r.scope = r.scopes.stepScopes(prompt)
+	r.memo = map[string]sortedSet{}
 	r.names = append(r.names, "..")
 	for d := '0'; d <= '9'; d++ {
 		r.names = append(r.names, "."+string(d))
@@ -422,6 +529,7 @@ func promptRules(prompt string) *programRules {
 		}
 	}
 	r.lines.sort()
+	r.calls = append(sortedSet{""}, r.lines...)
 	r.names.sort()
 	return &r
 }
@@ -459,18 +567,18 @@ func identifiers(src string) []string {
 }
 
 // keysAllowed checks the keys of a LOCALS object that the text added to
-// old (making new) wrote or extended: a program's names (any name when r is
-// nil), none twice (an open key must still be able to become a name not
+// old (making new) wrote or extended: names (any name when r is nil), none
+// twice (an open key must still be able to become a name not
 // used yet). A LOCALS object is flat, string to
 // string, so its even-numbered strings are the keys; a VALUE (a string,
 // not an object) has none. A name needs no JSON escape, so a key with one
 // is never allowed.
-func (r *programRules) keysAllowed(old, new string) bool {
+func (r *programRules) keysAllowed(names sortedSet, old, new string) bool {
 	var seen []string
 	return objectKeys(new, func(key string, end int, closed bool) bool {
 		switch {
 		case !closed:
-			return r == nil || r.names.hasPrefixBesides(key, seen)
+			return r == nil || names.hasPrefixBesides(key, seen)
 		case end < len(old):
 			seen = append(seen, key)
 			return true
@@ -478,7 +586,7 @@ func (r *programRules) keysAllowed(old, new string) bool {
 			return false
 		}
 		seen = append(seen, key)
-		return r == nil || r.names.contains(key)
+		return r == nil || names.contains(key)
 	})
 }
 
@@ -532,11 +640,29 @@ func (r *programRules) completeOpen(text string) string {
 	}
 	objectKeys(text[i+len(format.TokArgSep):], func(key string, _ int, closed bool) bool {
 		if !closed {
-			text += strings.TrimPrefix(r.names.shortestWithPrefix(key), key)
+			text += strings.TrimPrefix(r.namesFor(text).shortestWithPrefix(key), key)
 		}
 		return true
 	})
 	return text
+}
+
+// fillSource gives a closed frame whose source line the closers left
+// empty (it was cut before the line) the shortest line the rules allow
+// there.
+func (r *programRules) fillSource(frame string) string {
+	if r == nil {
+		return frame
+	}
+	k := strings.Index(frame, format.TokSrcSep+format.TokActionSep)
+	if k < 0 {
+		k = strings.Index(frame, format.TokSrcSep+format.TokArgSep)
+	}
+	if k < 0 {
+		return frame
+	}
+	at := k + len(format.TokSrcSep)
+	return frame[:at] + r.linesFor(frame[:at]).shortestWithPrefix("") + frame[at:]
 }
 
 // sortedSet is a sorted list of distinct strings.

@@ -101,7 +101,7 @@ func TestRandomModelFramesAlwaysParse(t *testing.T) {
 					if dir == format.Backward && !f.Kind.Inverse() || dir == format.Forward && f.Kind.Inverse() {
 						t.Fatalf("frame kind %s after a prompt of direction %v", f.Kind, dir)
 					}
-					if err := checkProgramRules(prompt, f); err != nil {
+					if err := checkProgramRules(prompt, f, out); err != nil {
 						t.Fatalf("maxSeq %d, %+v: output %q: %v", maxSeq, opt, out, err)
 					}
 				}
@@ -116,17 +116,19 @@ func TestRandomModelFramesAlwaysParse(t *testing.T) {
 // checkProgramRules reports a frame that shows what its prompt's program
 // cannot: a source line that is not an executable line of the program, or
 // a LOCALS key that is not one of its names.
-func checkProgramRules(prompt string, f format.Frame) error {
+func checkProgramRules(prompt string, f format.Frame, text string) error {
 	r := promptRules(prompt)
 	if f.Kind.IsExit() {
 		return nil
 	}
-	if !r.lines.contains(f.Src) {
-		return fmt.Errorf("source line %q is not a line of the program", f.Src)
+	head := text[:strings.Index(text, format.TokSrcSep)+len(format.TokSrcSep)]
+	if !r.linesFor(head).contains(f.Src) {
+		return fmt.Errorf("source line %q is not one the rules allow there", f.Src)
 	}
+	names := r.namesFor(text)
 	for _, l := range f.Locals {
-		if !r.names.contains(l.Name) {
-			return fmt.Errorf("local %q is not a name of the program", l.Name)
+		if !names.contains(l.Name) {
+			return fmt.Errorf("local %q is not a name of the frame's function", l.Name)
 		}
 	}
 	return nil
@@ -176,7 +178,7 @@ func TestProgramRules(t *testing.T) {
 		{`{"xs": "1", "`, `{"xs": "1", "xs": "`, false},
 		{`{"xs": "1", "x": "xs", "`, `{"xs": "1", "x": "xs", "tot"`, true},
 	} {
-		if got := r.keysAllowed(tc.old, tc.new); got != tc.ok {
+		if got := r.keysAllowed(r.names, tc.old, tc.new); got != tc.ok {
 			t.Errorf("keys %q -> %q allowed = %v, want %v", tc.old, tc.new, got, tc.ok)
 		}
 	}
@@ -185,7 +187,7 @@ func TestProgramRules(t *testing.T) {
 		old, new string
 		ok       bool
 	}{{`{"xs": "1", "`, `{"xs": "1", "zz"`, true}, {`{"xs": "1", "`, `{"xs": "1", "xs"`, false}} {
-		if got := free.keysAllowed(tc.old, tc.new); got != tc.ok {
+		if got := free.keysAllowed(nil, tc.old, tc.new); got != tc.ok {
 			t.Errorf("no rules: keys %q -> %q allowed = %v, want %v", tc.old, tc.new, got, tc.ok)
 		}
 	}

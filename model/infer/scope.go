@@ -1,6 +1,7 @@
 package infer
 
 import (
+	"slices"
 	"strings"
 
 	"ndb/format"
@@ -21,9 +22,10 @@ import (
 
 // scopeRules is what stepScopes needs from a program.
 type scopeRules struct {
-	lines  []string // every line of the program
-	member [][]int  // per line: the scopes (block ids, -1 = module) it runs in
-	opens  []int    // per line: the block a def or class header (or its decorator) opens, else -2
+	lines  []string          // every line of the program
+	member [][]int           // per line: the scopes (block ids, -1 = module) it runs in
+	opens  []int             // per line: the block a def or class header (or its decorator) opens, else -2
+	names  map[int]sortedSet // per block: the identifiers of its lines and header, "..", ".0" to ".9"
 }
 
 const noBlock = -2
@@ -31,12 +33,13 @@ const noBlock = -2
 // programScopes reads the def and class blocks of src.
 func programScopes(src string) *scopeRules {
 	lines := strings.Split(src, "\n")
-	s := &scopeRules{lines: lines, member: make([][]int, len(lines)), opens: make([]int, len(lines))}
+	s := &scopeRules{lines: lines, member: make([][]int, len(lines)), opens: make([]int, len(lines)), names: map[int]sortedSet{}}
+	heads := make([]int, len(lines)) // the block whose header statement a line is part of, else noBlock
 	type block struct{ indent, id int }
 	var stack []block
 	var stmt []int       // scopes of the current logical line
 	var decorators []int // decorator lines waiting for their def or class
-	depth, quote, cont, blocks := 0, "", false, 0
+	depth, quote, cont, blocks, head := 0, "", false, 0, noBlock
 	for i, l := range lines {
 		s.opens[i] = noBlock
 		t := strings.TrimSpace(l)
@@ -52,7 +55,7 @@ func programScopes(src string) *scopeRules {
 			if len(stack) > 0 {
 				cur = stack[len(stack)-1].id
 			}
-			stmt = []int{cur}
+			stmt, head = []int{cur}, noBlock
 			switch {
 			case strings.HasPrefix(t, "@"):
 				decorators = append(decorators, i)
@@ -64,9 +67,11 @@ func programScopes(src string) *scopeRules {
 					s.opens[d] = id
 				}
 				stack = append(stack, block{ind, id})
+				head = id
 				// a one-line body (def f(): return 1) runs on the header's
-				// line, and so may one of a header that goes on
-				if depth > 0 || cont || !strings.HasSuffix(strings.TrimSpace(l[:code]), ":") {
+				// line, and so may one of a header that goes on; a class
+				// body's frame starts with a line event on its header
+				if strings.HasPrefix(t, "class") || depth > 0 || cont || !strings.HasSuffix(strings.TrimSpace(l[:code]), ":") {
 					stmt = []int{cur, id}
 				}
 				decorators = nil
@@ -74,9 +79,85 @@ func programScopes(src string) *scopeRules {
 				decorators = nil
 			}
 		}
-		s.member[i] = stmt
+		s.member[i], heads[i] = stmt, head
+	}
+	for i, l := range lines {
+		words := identifiers(l)
+		for _, b := range append(slices.Clone(s.member[i]), heads[i], s.opens[i]) {
+			switch {
+			case b >= 0:
+				s.names[b] = append(s.names[b], words...)
+			case b == -1 && heads[i] != noBlock:
+				// a header binds only its function's or class's name in the
+				// module; its parameters are the block's
+				if t := strings.TrimSpace(l); isBlockHeader(t) {
+					s.names[-1] = append(s.names[-1], headerName(t))
+				}
+			case b == -1:
+				s.names[-1] = append(s.names[-1], words...)
+			}
+		}
+		// a function's `global x` binds x in the module
+		if _, after, ok := strings.Cut(" "+strings.TrimSpace(l), " global "); ok {
+			s.names[-1] = append(s.names[-1], identifiers(after)...)
+		}
+	}
+	if moduleNamesOpen(src) {
+		delete(s.names, -1)
+	}
+	for b, names := range s.names {
+		names = slices.DeleteFunc(names, func(w string) bool { return pythonKeywords[w] })
+		names = append(names, "..", ".0", ".1", ".2", ".3", ".4", ".5", ".6", ".7", ".8", ".9")
+		names.sort()
+		s.names[b] = names
 	}
 	return s
+}
+
+// moduleNamesOpen reports whether a program may bind module names its
+// text does not show (a star import, exec, writes through globals(),
+// vars() or a module's __dict__).
+func moduleNamesOpen(src string) bool {
+	for _, w := range []string{"import *", "exec(", "globals(", "vars(", "__dict__", "sys.modules", "__import__"} {
+		if strings.Contains(src, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// namesOf is the set of LOCALS keys a frame at source line src may have:
+// the names of the function it runs in (for a call, the function the line
+// opens; for the module, the names its own lines, function and class
+// names and `global` statements bind), or nil when that is not known (a
+// line that is not the program's).
+func (s *scopeRules) namesOf(src string, call bool) sortedSet {
+	if !executable(src) {
+		return nil
+	}
+	var blocks []int
+	for j, l := range s.lines {
+		switch {
+		case l != src:
+		case call && s.opens[j] != noBlock:
+			blocks = append(blocks, s.opens[j])
+		default:
+			blocks = append(blocks, s.member[j]...)
+		}
+	}
+	if len(blocks) == 0 {
+		return nil
+	}
+	var names sortedSet
+	for _, b := range blocks {
+		n, ok := s.names[b]
+		if !ok {
+			return nil
+		}
+		names = append(names, n...)
+	}
+	names.sort()
+	return names
 }
 
 // isBlockHeader reports whether a logical line starts a def or class.
@@ -87,6 +168,15 @@ func isBlockHeader(t string) bool {
 		}
 	}
 	return false
+}
+
+// headerName is the name a def or class header binds.
+func headerName(t string) string {
+	_, rest, _ := strings.Cut(strings.TrimPrefix(t, "async "), " ")
+	if words := identifiers(rest); len(words) > 0 {
+		return words[0]
+	}
+	return ""
 }
 
 // indentWidth is a line's indentation, tabs to the next multiple of 8.

@@ -30,14 +30,14 @@ func TestProgramScopes(t *testing.T) {
 		"        return f(*a,",              // 7 block 1
 		"  1)",                              // 8 continuation: block 1
 		"    return inner",                  // 9 block 0
-		"class K:",                          // 10 module, opens 2 (its body on the next lines)
+		"class K:",                          // 10 module and block 2 (a class body starts on its header), opens 2
 		"    x = [i for i in (1, 2)]",       // 11 block 2
 		"    def m(self): return self.x \\", // 12 block 2 and its own 3 (one-line body)
 		"        + [3]",                     // 13 continues line 12
 		"y = K().m()  # def z():",           // 14 module
 	}, "\n")
 	s := programScopes(src)
-	want := [][]int{{-1}, {-1}, {0}, {0}, {1}, {1}, {1}, {1}, {1}, {0}, {-1}, {2}, {2, 3}, {2, 3}, {-1}}
+	want := [][]int{{-1}, {-1}, {0}, {0}, {1}, {1}, {1}, {1}, {1}, {0}, {-1, 2}, {2}, {2, 3}, {2, 3}, {-1}}
 	for i := range want {
 		if !slices.Equal(s.member[i], want[i]) {
 			t.Errorf("line %d %q: scopes %v, want %v", i, s.lines[i], s.member[i], want[i])
@@ -55,6 +55,23 @@ func TestProgramScopes(t *testing.T) {
 	}
 
 	block1 := []string{"        s = '''text", "        return f(*a,", "  1)", "'''", "def not_a_def():"}
+	for _, tc := range []struct {
+		block int
+		name  string
+		ok    bool
+	}{{-1, "deco", true}, {-1, "K", true}, {-1, "y", true}, {-1, "functools", true}, {-1, "f", false}, {-1, "inner", false}, {-1, "x", false},
+		{0, "f", true}, {0, "inner", true}, {1, "a", true}, {1, "s", true}, {1, "K", false}, {2, "x", true}, {2, "m", true}, {3, "self", true}, {3, "..", true}, {3, "def", false}} {
+		if got := s.names[tc.block].contains(tc.name); got != tc.ok {
+			t.Errorf("block %d has name %q: %v, want %v", tc.block, tc.name, got, tc.ok)
+		}
+	}
+	if open := programScopes("from m import *\nx = 1\n"); open.names[-1] != nil || open.namesOf("x = 1", false) != nil {
+		t.Error("a star import must leave the module's names open")
+	}
+	if g := programScopes("def f():\n    global counter\n    counter = 1\n"); !g.names[-1].contains("counter") {
+		t.Error("a global statement binds a module name")
+	}
+
 	step := func(frame, action string) string {
 		return format.TokBeginOfText + format.TokTraceContextStart + src + format.TokFrameSep + frame + action + format.TokFrameSep
 	}
@@ -130,34 +147,46 @@ func TestProgramScopes(t *testing.T) {
 	}
 }
 
-// scopeViolations counts the steps of a trajectory's text whose answer
-// stepScopes restricts and lists those whose true next frame it refuses.
-func scopeViolations(text string) (checked int, bad []string) {
+// ruleViolations walks the true next frame of every step of a
+// trajectory's text through the program rules token by token (source
+// lines, the running function's scope, LOCALS keys of the frame's
+// function), counts the steps whose source line the running-function rule
+// restricts, and lists the frames the rules refuse.
+func ruleViolations(p *Predictor, text string) (scoped int, bad []string) {
 	for _, prompt := range synthtext.Prompts(text) {
 		rest := text[len(prompt):]
 		end := strings.Index(rest, format.TokActionSep)
 		if end < 0 {
 			continue
 		}
-		f, err := format.ParseFrame(rest[:end+len(format.TokActionSep)])
+		frame := rest[:end+len(format.TokActionSep)]
+		f, err := format.ParseFrame(frame)
 		r := promptRules(prompt)
-		if err != nil || r == nil || r.scope[f.Kind.Token()] == nil {
+		if err != nil || r == nil {
 			continue
 		}
-		checked++
-		if !r.linesFor(rest).contains(f.Src) {
-			bad = append(bad, prompt[max(0, len(prompt)-200):]+" => "+rest[:end])
+		if r.scope[f.Kind.Token()] != nil {
+			scoped++
+		}
+		cur := ""
+		for _, id := range p.tok.Encode(frame) {
+			if !p.programAllowed(cur, int(id), r) {
+				bad = append(bad, prompt[max(0, len(prompt)-200):]+" => "+frame+" refused after "+cur)
+				break
+			}
+			cur += p.texts[id]
 		}
 	}
-	return checked, bad
+	return scoped, bad
 }
 
-// TestStepScopeHoldsOnRealTraces: the true next frame of every step, forward
+// TestRulesHoldOnRealTraces: the true next frame of every step, forward
 // and inverse, in trajectories sampled from real traces of programs with
 // decorators, nested and one-line functions, classes, generators,
-// comprehensions, lambdas, exceptions and multi-line statements, is inside
-// the scope the rule allows.
-func TestStepScopeHoldsOnRealTraces(t *testing.T) {
+// comprehensions, lambdas, exceptions and multi-line statements, passes
+// every program rule.
+func TestRulesHoldOnRealTraces(t *testing.T) {
+	p := randomPredictor(t, 128)
 	tr, err := tracer.New(tracer.Options{})
 	if err != nil {
 		t.Skipf("no tracer: %v", err)
@@ -170,6 +199,7 @@ func TestStepScopeHoldsOnRealTraces(t *testing.T) {
 		{Source: "def safe(d, k):\n    try:\n        return d[k]\n    except KeyError:\n        return None\n\ndef f(d):\n    s = '''a\ndef x():\n'''\n    return [safe(d, k) for k in 'ab'], \\\n        len(s)\n", Call: "f({'a': 1})"},
 		{Source: "def outer(n):\n    def inner(m):\n        if m <= 0:\n            raise ValueError(m)\n        return m - 1\n    try:\n        return inner(inner(n))\n    except ValueError as e:\n        return str(e)\n", Call: "outer(1)"},
 		{Source: "def fact(n):\n    return 1 if n <= 1 else n * fact(n - 1)\n\nx = fact(4)\nys = [fact(i) for i in range(3)]\nprint(x, ys)\n"},
+		{Source: "class K:\n    a = 1\n    def m(self, k):\n        b = self.a + k\n        return b\n\nk = K()\nprint(k.m(2), [k.m(i) for i in (1, 2)])\n"},
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	steps := 0
@@ -185,9 +215,9 @@ func TestStepScopeHoldsOnRealTraces(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			n, bad := scopeViolations(s.Text)
+			n, bad := ruleViolations(p, s.Text)
 			if len(bad) > 0 {
-				t.Fatalf("program %q: the true next frame is outside the scope:\n%s", prog.Source, strings.Join(bad, "\n"))
+				t.Fatalf("program %q: true frames refused:\n%s", prog.Source, strings.Join(bad, "\n"))
 			}
 			steps += n
 		}
@@ -197,10 +227,11 @@ func TestStepScopeHoldsOnRealTraces(t *testing.T) {
 	}
 }
 
-// TestStepScopeHoldsOnShards runs the same check over `ndb gen` shards
+// TestRulesHoldOnShards runs the same check over `ndb gen` shards
 // when NDB_SCOPE_SHARDS names them (a glob); docs/inference.md has the
 // figures of a run on every source.
-func TestStepScopeHoldsOnShards(t *testing.T) {
+func TestRulesHoldOnShards(t *testing.T) {
+	p := randomPredictor(t, 128)
 	glob := os.Getenv("NDB_SCOPE_SHARDS")
 	if glob == "" {
 		t.Skip("NDB_SCOPE_SHARDS not set")
@@ -223,7 +254,7 @@ func TestStepScopeHoldsOnShards(t *testing.T) {
 				t.Fatalf("%s: %v", name, err)
 			}
 			trajectories++
-			n, bad := scopeViolations(row.Text)
+			n, bad := ruleViolations(p, row.Text)
 			steps += n
 			for _, b := range bad {
 				violations++
@@ -234,5 +265,5 @@ func TestStepScopeHoldsOnShards(t *testing.T) {
 		}
 		fh.Close()
 	}
-	t.Logf("%d trajectories from %d shards: %d scoped steps, %d violations", trajectories, len(files), steps, violations)
+	t.Logf("%d trajectories from %d shards: %d steps with a scoped line, %d frames refused", trajectories, len(files), steps, violations)
 }
