@@ -3,7 +3,7 @@
 # on a 2-core CPU: generate trajectories, train the tokenizer, train the
 # `mini` config, strip the optimizer state (export + import), and evaluate.
 # Usage: scripts/train-default.sh [WORKDIR]   (default /tmp/ndb-default)
-# About 2.5 hours of training on 2 cores; see docs/default-model.md.
+# About 3.7 hours of training on 2 cores; see docs/default-model.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=${1:-/tmp/ndb-default}
@@ -35,22 +35,28 @@ train stage2 1200 0.001 0.0001 50 2 --init "$work/stage1.model" --stop-at 200
 train stage3 450 0.0006 0.00005 20 3 --init "$work/stage2.model"
 train stage4 2408 0.0008 0.00005 50 4 --init "$work/stage3.model"
 
-# Stage 7 (stages 5 and 6 were experiments outside this lineage): new data,
+# Stages 7 and 8 (5 and 6 were experiments outside this lineage): new data,
 # 4 trajectories per trace, breakpoints on lines still reached, a third of
 # the entries deep and half of the CruxEval-shaped functions without their
 # main() call site; loss on the predicted frames only.
-gen9() { # source n
-  "$ndb" gen --source "$1" --n "$2" --seed 9 --out "$work/gen9/$1" --per-trace 4 \
+fresh() { # seed source n
+  "$ndb" gen --source "$2" --n "$3" --seed "$1" --out "$work/gen$1/$2" --per-trace 4 \
     --max-chars 3500 --max-steps 24 --repr-limit 200 --deep 0.3 --unwrap 0.5 --bp-hit 0.7 --quiet
 }
-gen9 synthetic 120000
-gen9 mbppplus 70000
-gen9 mbpp 25000
-gen9 humaneval 15000
+for seed in 9 10; do
+  fresh $seed synthetic 120000
+  fresh $seed mbppplus 70000
+  fresh $seed mbpp 25000
+  fresh $seed humaneval 15000
+done
 "$ndb" train --data "$work/gen9" --pack-dir "$work/pack9" --init "$work/stage4.model" \
   --out "$work/stage7.model" --config mini --batch 16 --seq 512 --steps 12600 \
   --lr 0.0006 --min-lr 0.00003 --warmup 50 --seed 9 --save-every 300 --eval-every 300 --loss-on frames
-cp "$work/stage7.model" "$work/default.model"
+# Stage 8: the same recipe on fresh data (seed 10), at half the peak LR.
+"$ndb" train --data "$work/gen10" --pack-dir "$work/pack10" --init "$work/stage7.model" \
+  --out "$work/stage8.model" --config mini --batch 16 --seq 512 --steps 11000 \
+  --lr 0.0003 --min-lr 0.00002 --warmup 50 --seed 10 --save-every 300 --eval-every 500 --loss-on frames
+cp "$work/stage8.model" "$work/default.model"
 
 # The shipped file holds weights, config and tokenizer only.
 rm -rf "$work/hf"

@@ -238,6 +238,7 @@ func scanLine(l string, depth int, quote string) (int, string, bool, int) {
 //
 //   - step_into, step_over, step_return from a line or call of F: a line,
 //     return or exception frame shows one of F's lines;
+//   - breakpoint SRC: any frame but the exit shows SRC;
 //   - inv_step_into, inv_step_over, inv_step_call from a line, return or
 //     exception of F: a line frame (inv_line, inv_line_call) shows one of
 //     F's lines, and a call frame F's header (or a decorator of it) or one
@@ -259,8 +260,16 @@ func (s *scopeRules) stepScopes(prompt string) map[string]sortedSet {
 	if k < 0 {
 		return nil
 	}
-	inverse := false
-	switch last[k+len(format.TokActionSep):] {
+	inverse, action := false, last[k+len(format.TokActionSep):]
+	if bp, ok := strings.CutPrefix(action, format.TokBreakpoint); ok {
+		// the first future state whose line is bp (SPEC section 3), else the exit
+		if !executable(bp) || !slices.Contains(s.lines, bp) {
+			return nil
+		}
+		at := sortedSet{bp}
+		return map[string]sortedSet{format.TokCallSep: at, format.TokLineSep: at, format.TokReturnSep: at, format.TokExceptionSep: at}
+	}
+	switch action {
 	case format.TokStepInto, format.TokStepOver, format.TokStepReturn:
 	case format.TokInvStepInto, format.TokInvStepOver, format.TokInvStepCall:
 		inverse = true

@@ -82,7 +82,8 @@ func TestProgramScopes(t *testing.T) {
 		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>        return f(*a,<|action_sep|>`, format.TokStepOver), block1},
 		{step(`<|call_sep|><|src_sep|>    @functools.wraps(f)<|arg_sep|>{}<|action_sep|>`, format.TokStepInto), block1},
 		{step(`<|call_sep|><|src_sep|>    x = [i for i in (1, 2)]<|arg_sep|>{}<|action_sep|>`, format.TokStepInto), nil}, // a comprehension's frame
-		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    return inner<|action_sep|>`, format.TokBreakpoint+"y = K().m()  # def z():"), nil},
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    return inner<|action_sep|>`, format.TokBreakpoint+"y = K().m()  # def z():"), []string{"y = K().m()  # def z():"}},
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    return inner<|action_sep|>`, format.TokBreakpoint+"    not a line"), nil},
 		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    return inner<|action_sep|>`, format.TokContinue), nil},
 		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    return inner<|action_sep|>`, format.TokStepReturn),
 			[]string{"    @functools.wraps(f)", "    def inner(*a):", "    return inner"}},
