@@ -12,15 +12,15 @@ import (
 // step_return show a line, return or exception event of F itself, or a
 // call event (into another function); backwards, the state before a line
 // of F is a line or the call of F, or a callee's return or exception. So
-// the source line of such a frame is one of F's lines (stepScopes). Scopes
-// are read from the
-// program's text: def and class blocks, by indentation, with lines inside
-// brackets, strings and backslash continuations belonging to the statement
-// they continue. Where the text is ambiguous (the same line text in two
+// the source line of such a frame is one of F's lines (stepScopes), and its
+// LOCALS keys are F's names (namesOf). Scopes are read from the program's
+// text: def and class blocks, by indentation, with lines inside brackets,
+// strings and backslash continuations belonging to the statement they
+// continue. Where the text is ambiguous (the same line text in two
 // functions, a one-line def) a line belongs to every scope it may run in,
-// which only makes the rule looser.
+// which only makes the rules looser.
 
-// scopeRules is what stepScopes needs from a program.
+// scopeRules is what stepScopes and namesOf need from a program.
 type scopeRules struct {
 	lines  []string          // every line of the program
 	member [][]int           // per line: the scopes (block ids, -1 = module) it runs in
