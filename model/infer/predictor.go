@@ -519,19 +519,24 @@ func promptRules(prompt string) *programRules {
 	r.scopes = programScopes(src)
 	r.scope = r.scopes.stepScopes(prompt)
 	r.memo = map[string]sortedSet{}
-	r.names = append(r.names, "..")
-	for d := '0'; d <= '9'; d++ {
-		r.names = append(r.names, "."+string(d))
-	}
-	for _, w := range identifiers(src) {
-		if !pythonKeywords[w] {
-			r.names = append(r.names, w)
-		}
-	}
+	r.names = localNames(identifiers(src))
 	r.lines.sort()
 	r.calls = append(sortedSet{""}, r.lines...)
-	r.names.sort()
 	return &r
+}
+
+// localNames is the set of LOCALS keys words allow: those that are not
+// Python keywords, and ".." (the elision) and ".0" to ".9" (a
+// comprehension's implicit argument).
+func localNames(words []string) sortedSet {
+	names := sortedSet{"..", ".0", ".1", ".2", ".3", ".4", ".5", ".6", ".7", ".8", ".9"}
+	for _, w := range words {
+		if !pythonKeywords[w] {
+			names = append(names, w)
+		}
+	}
+	names.sort()
+	return names
 }
 
 // pythonKeywords cannot name a variable (Python 3's hard keywords), so they

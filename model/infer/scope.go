@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"ndb/debugger"
 	"ndb/format"
 )
 
@@ -105,11 +106,8 @@ func programScopes(src string) *scopeRules {
 	if moduleNamesOpen(src) {
 		delete(s.names, -1)
 	}
-	for b, names := range s.names {
-		names = slices.DeleteFunc(names, func(w string) bool { return pythonKeywords[w] })
-		names = append(names, "..", ".0", ".1", ".2", ".3", ".4", ".5", ".6", ".7", ".8", ".9")
-		names.sort()
-		s.names[b] = names
+	for b, words := range s.names {
+		s.names[b] = localNames(words)
 	}
 	return s
 }
@@ -260,22 +258,19 @@ func (s *scopeRules) stepScopes(prompt string) map[string]sortedSet {
 	if k < 0 {
 		return nil
 	}
-	inverse, action := false, last[k+len(format.TokActionSep):]
-	if bp, ok := strings.CutPrefix(action, format.TokBreakpoint); ok {
-		// the first future state whose line is bp (SPEC section 3), else the exit
-		if !executable(bp) || !slices.Contains(s.lines, bp) {
+	step, err := format.ParseStep(last[k:])
+	switch {
+	case err != nil || step.Action == debugger.Continue:
+		return nil
+	case step.Action == debugger.Breakpoint:
+		// the first future state whose line is SRC (SPEC section 3), else the exit
+		if !executable(step.Src) || !slices.Contains(s.lines, step.Src) {
 			return nil
 		}
-		at := sortedSet{bp}
+		at := sortedSet{step.Src}
 		return map[string]sortedSet{format.TokCallSep: at, format.TokLineSep: at, format.TokReturnSep: at, format.TokExceptionSep: at}
 	}
-	switch action {
-	case format.TokStepInto, format.TokStepOver, format.TokStepReturn:
-	case format.TokInvStepInto, format.TokInvStepOver, format.TokInvStepCall:
-		inverse = true
-	default:
-		return nil
-	}
+	inverse := step.Action.Inverse()
 	f, err := format.ParseFrame(last[:k+len(format.TokActionSep)])
 	if err != nil {
 		return nil
