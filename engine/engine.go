@@ -130,10 +130,11 @@ func withEnv(cfg openai.Config) openai.Config {
 
 // neuralEngine opens Neural or CWM backends over one shared predictor.
 type neuralEngine struct {
-	name string
-	pred Predictor
-	draw Draw
-	cwm  bool
+	name      string
+	pred      Predictor
+	draw      Draw
+	cwm       bool
+	jumpSteps int // Neural.JumpSteps of every backend
 }
 
 func (e *neuralEngine) Name() string { return e.name }
@@ -143,7 +144,23 @@ func (e *neuralEngine) Open(ctx context.Context, p Program) (debugger.Backend, e
 	if e.cwm {
 		return NewCWM(p, e.pred, e.draw)
 	}
-	return NewNeural(p, e.pred, e.draw)
+	b, err := NewNeural(p, e.pred, e.draw)
+	if err == nil {
+		b.JumpSteps = e.jumpSteps
+	}
+	return b, err
+}
+
+// WithJumpSteps returns engine e whose backends answer forward jumps by
+// stepping (Neural.JumpSteps = n); an error for an engine that cannot.
+func WithJumpSteps(e Engine, n int) (Engine, error) {
+	ne, ok := e.(*neuralEngine)
+	if !ok || ne.cwm {
+		return nil, fmt.Errorf("engine %s cannot answer jumps by stepping: only the model and openai engines predict in ndb's format", e.Name())
+	}
+	c := *ne
+	c.jumpSteps = n
+	return &c, nil
 }
 
 // NewNeuralEngine returns an engine named name that predicts with pred in

@@ -57,6 +57,13 @@ type Neural struct {
 
 	// MaxRollout bounds the predictions of one rolled-out command.
 	MaxRollout int
+	// JumpSteps, when positive, answers the forward jumps (step_over,
+	// step_return, breakpoint, continue) by predicting step_into states one
+	// at a time until the jump's target (SPEC section 3), at most JumpSteps
+	// of them, instead of one prediction of the target; where that fails
+	// (stepTo), the one prediction answers after all. Why: a small model
+	// predicts one step far better than a jump over many.
+	JumpSteps int
 }
 
 // NewNeural returns a backend predicting p's states with pred.
@@ -157,6 +164,11 @@ func (b *Neural) Next(ctx context.Context, history []debugger.Step, cmd debugger
 		}
 		return st, err
 	}
+	if b.JumpSteps > 0 && !backward && !cmd.Until && len(cmd.Breaks) <= 1 {
+		if st, ok, err := b.stepTo(ctx, history, cur, cmd); ok || err != nil {
+			return st, err
+		}
+	}
 	switch {
 	case cmd.Action == debugger.Breakpoint:
 		src := cmd.Src
@@ -224,6 +236,74 @@ func (b *Neural) rollout(one func(format.Step, int) (debugger.Stop, error), a de
 		}
 	}
 	return st, nil
+}
+
+// stepTo answers a forward jump by at most JumpSteps step_into
+// predictions, stopping where the jump's rule (debugger.Tree.Apply) would
+// on the predicted states; ok is false for other commands, when the bound
+// was reached first, and when the model ended the program where it cannot
+// end (not right after the outermost return).
+func (b *Neural) stepTo(ctx context.Context, history []debugger.Step, cur debugger.Stop, cmd debugger.Command) (debugger.Stop, bool, error) {
+	src := ""
+	switch cmd.Action {
+	case debugger.StepOver, debugger.StepReturn:
+	case debugger.Breakpoint:
+		if src = cmd.Src; src == "" {
+			src = b.ix.line(cmd.Line)
+		}
+	case debugger.Continue:
+		src = cmd.Src // a continue with one breakpoint stops at its line
+		if src == "" && len(cmd.Breaks) == 1 {
+			src = b.ix.line(cmd.Breaks[0])
+		}
+	default:
+		return debugger.Stop{}, false, nil
+	}
+	hist := append([]debugger.Step(nil), history...)
+	var prev debugger.Stop
+	for range b.JumpSteps {
+		st, err := b.predict(ctx, hist, format.Step{Action: debugger.StepInto}, 0)
+		if err != nil {
+			return st, false, err
+		}
+		if last := hist[len(hist)-1].Stop; st.IsExit() && !(last.Depth <= 0 &&
+			(last.Event == tracer.EventReturn || last.Event == tracer.EventException)) {
+			return debugger.Stop{}, false, nil // the program cannot end here: a lost rollout
+		}
+		switch cmd.Action {
+		case debugger.StepOver:
+			if st.IsExit() || st.Depth <= cur.Depth {
+				return st, true, nil
+			}
+		case debugger.StepReturn:
+			// An exception state is the level's end when the level ends
+			// right after it (it was not caught).
+			if prev.Event == tracer.EventException && prev.Depth == cur.Depth && (st.IsExit() || st.Depth < cur.Depth) {
+				return prev, true, nil
+			}
+			if st.IsExit() || st.Depth < cur.Depth || st.Depth == cur.Depth && st.Event == tracer.EventReturn {
+				return st, true, nil
+			}
+		case debugger.Breakpoint: // SPEC: any state of the line
+			if st.Src == src {
+				return st, true, nil
+			}
+		default: // pdb's continue: a line event of the breakpoint
+			if src == "" && st.IsExit() || src != "" && st.Event == tracer.EventLine && st.Src == src &&
+				(cmd.Line == 0 || st.Lineno == cmd.Line) {
+				return st, true, nil
+			}
+		}
+		if st.IsExit() {
+			// A rollout that missed the breakpoint is less sure than one that
+			// found it: whether the line is reached at all is the direct
+			// prediction's to say.
+			return debugger.Stop{}, false, nil
+		}
+		hist = append(hist, debugger.Step{Command: debugger.Command{Action: debugger.StepInto}, Stop: st})
+		prev = st
+	}
+	return debugger.Stop{}, false, nil
 }
 
 // stepOf is the format action a history entry was reached by, when the

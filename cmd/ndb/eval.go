@@ -39,6 +39,9 @@ type evalFlags struct {
 	maxTokens int
 	// freeProgram turns the model engine's program rules off (ablation).
 	freeProgram bool
+	// jumpSteps answers forward jumps by this many step_into predictions
+	// at most (engine.Neural.JumpSteps; 0: one prediction).
+	jumpSteps int
 }
 
 func (f *evalFlags) add(cmd *cobra.Command) {
@@ -52,6 +55,7 @@ func (f *evalFlags) add(cmd *cobra.Command) {
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar")
 	fs.IntVar(&f.workers, "workers", 2, "tracer workers")
 	fs.BoolVar(&f.freeProgram, "free-program", false, "model engine: let predicted source lines and LOCALS keys be any text, not only the program's lines and names (ablation)")
+	fs.IntVar(&f.jumpSteps, "jump-steps", 0, "model and openai engines: answer step_over, step_return, breakpoint and continue by up to this many step_into predictions (test-time compute; 0: one prediction of the target)")
 }
 
 // evalEngines is what a run measures with: the engine, its predictor when
@@ -114,6 +118,14 @@ func (f *evalFlags) engines() (*evalEngines, error) {
 		e, err := engine.New(name, f.options())
 		if err != nil {
 			real.Close()
+			return nil, err
+		}
+		out.engine = e
+	}
+	if f.jumpSteps > 0 {
+		e, err := engine.WithJumpSteps(out.engine, f.jumpSteps)
+		if err != nil {
+			out.Close()
 			return nil, err
 		}
 		out.engine = e
@@ -214,8 +226,12 @@ train uses for validation, so training never saw them).`,
 				return err
 			}
 			defer eng.Close()
+			pred := eng.pred
+			if f.jumpSteps > 0 {
+				pred = nil // the backend's stepping answers, from the true history
+			}
 			opts := eval.NextStateOptions{N: n, HorizonN: horizonN, PerTrace: perTrace, Seed: f.seed,
-				Real: eng.real, Predictor: eng.pred, Engine: eng.engine, K: f.k, PDBSemantics: pdbSemantics,
+				Real: eng.real, Predictor: pred, Engine: eng.engine, K: f.k, PDBSemantics: pdbSemantics,
 				ForwardOnly: eng.engine.Name() == engine.CWMName, Dump: dumpTo}
 			if !f.quiet {
 				fmt.Fprintf(os.Stderr, "ndb eval next-state: %d held-out programs, engine %s, sampling examples...\n", len(progs), eng.engine.Name())

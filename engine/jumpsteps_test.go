@@ -1,0 +1,209 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"ndb/debugger"
+)
+
+// TestJumpsBySteppingMatchTheRealEngine: with JumpSteps, a forward jump is
+// answered by step_into predictions. Given a perfect model (the oracle
+// answering each step_into with the true next state), every jump from
+// every stop of three programs must stop where the real engine does (the
+// SPEC's tree for the format's actions, as the model was trained; pdb's
+// rules for a continue to a breakpoint) and use exactly the step_into
+// frames up to that stop, no more (and, where a breakpoint's line is never
+// reached, one direct prediction after them).
+func TestJumpsBySteppingMatchTheRealEngine(t *testing.T) {
+	cases := []struct {
+		file, call string
+		brks       []int
+	}{
+		{"calls.py", "f('ab', 3)", []int{3, 9, 15}},
+		{"fib.py", "fib(3)", []int{3, 4}},
+		{"raises.py", "g([1, 3])", []int{3, 11, 13}},
+	}
+	ctx := context.Background()
+	for _, tc := range cases {
+		t.Run(tc.file, func(t *testing.T) {
+			p := readProgram(t, tc.file, tc.call)
+			rb, err := testReal(t).Open(ctx, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			jumps := []cmdCase{cN, cR, cC}
+			for _, l := range tc.brks {
+				jumps = append(jumps, cB(l))
+			}
+			jumps = append(jumps, cmdCase{name: "breakpoint", cmd: debugger.Command{Action: debugger.Breakpoint,
+				Src: debugger.SourceLines(rb.Source())[tc.brks[0]-1]}})
+			checked := 0
+			for i := 0; ; i++ {
+				at := stepsInto(t, rb, i)
+				if at.Current().IsExit() {
+					break
+				}
+				for _, j := range jumps {
+					want := jumpTarget(t, rb, i, j)
+					or := &oracle{}
+					h := at.History()
+					for k := 1; k < len(h); k++ {
+						or.queue = append(or.queue, frameFor(t, h[k-1].Stop, h[k].Stop, debugger.StepInto))
+					}
+					walk := stepsInto(t, rb, i)
+					for n := 0; ; n++ {
+						prev := walk.Current()
+						next, err := walk.Do(ctx, cS.cmd)
+						if err != nil || n > 500 {
+							t.Fatalf("after %d steps, %s: walking to %+v: %v", i, j.name, want, err)
+						}
+						or.queue = append(or.queue, frameFor(t, prev, next, debugger.StepInto))
+						if sameStop(next, want) || next.IsExit() {
+							break
+						}
+					}
+					if want.IsExit() && (j.brk > 0 || j.cmd.Action == debugger.Breakpoint) {
+						// A rollout that missed the breakpoint asks the model directly.
+						or.queue = append(or.queue, frameFor(t, at.Current(), want, debugger.Breakpoint))
+					}
+					nb, err := NewNeural(p, or, Draw{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					nb.JumpSteps = 1000
+					ns, err := debugger.NewSession(ctx, nb)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for range i {
+						if _, err := ns.Do(ctx, cS.cmd); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if j.brk > 0 {
+						if err := ns.SetBreak(j.brk); err != nil {
+							t.Fatal(err)
+						}
+					}
+					got, err := ns.Do(ctx, j.cmd)
+					if err != nil {
+						t.Fatalf("after %d steps, %s: %v", i, j.name, err)
+					}
+					if ds := Compare(i+1, got, want); len(ds) > 0 {
+						t.Fatalf("after %d steps, %s: stepped to %+v\nreal %+v\n%v", i, j.name, got, want, ds)
+					}
+					if len(or.queue) != 0 {
+						t.Fatalf("after %d steps, %s: %d step_into frames left unused", i, j.name, len(or.queue))
+					}
+					checked++
+				}
+			}
+			if checked < 20 {
+				t.Fatalf("only %d jumps checked", checked)
+			}
+		})
+	}
+}
+
+// TestJumpStepsFallBackToOnePrediction: when the bound is reached before
+// the jump's target, the jump is predicted directly after all.
+func TestJumpStepsFallBackToOnePrediction(t *testing.T) {
+	ctx := context.Background()
+	p := readProgram(t, "calls.py", "f('ab', 3)")
+	rb, err := testReal(t).Open(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := stepsInto(t, rb, 3) // at `t = total(n)` in f
+	want, err := rs.Do(ctx, cN.cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	walk := stepsInto(t, rb, 3)
+	or := &oracle{}
+	h := walk.History()
+	for k := 1; k < len(h); k++ {
+		or.queue = append(or.queue, frameFor(t, h[k-1].Stop, h[k].Stop, debugger.StepInto))
+	}
+	const bound = 3
+	prev := walk.Current()
+	for range bound { // total's call and first two lines: still inside total
+		next, err := walk.Do(ctx, cS.cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		or.queue = append(or.queue, frameFor(t, prev, next, debugger.StepInto))
+		prev = next
+	}
+	or.queue = append(or.queue, frameFor(t, h[len(h)-1].Stop, want, debugger.StepOver))
+	nb, err := NewNeural(p, or, Draw{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nb.JumpSteps = bound
+	ns, err := debugger.NewSession(ctx, nb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := ns.Do(ctx, cS.cmd); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := ns.Do(ctx, cN.cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds := Compare(4, got, want); len(ds) > 0 {
+		t.Fatalf("stepped to %+v\nreal %+v\n%v", got, want, ds)
+	}
+	if len(or.queue) != 0 {
+		t.Fatalf("%d frames left unused", len(or.queue))
+	}
+	last := or.prompts[len(or.prompts)-1]
+	if want := "<|step_over|><|frame_sep|>"; last[len(last)-len(want):] != want {
+		t.Fatalf("the fallback prompt ends %q", last[max(0, len(last)-80):])
+	}
+}
+
+// jumpTarget is where jump j goes after n step_into commands on the real
+// backend b: by the SPEC's tree for the format's actions, by the session
+// (pdb's rules) for a continue to a breakpoint.
+func jumpTarget(t *testing.T, b debugger.Backend, n int, j cmdCase) debugger.Stop {
+	t.Helper()
+	s := stepsInto(t, b, n)
+	if j.brk == 0 {
+		tb := b.(*debugger.TraceBackend)
+		p, ok := tb.PosOf(s.Current())
+		if !ok {
+			t.Fatalf("no position for %+v", s.Current())
+		}
+		return tb.StopAt(tb.Tree().Apply(p, j.cmd))
+	}
+	if err := s.SetBreak(j.brk); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.Do(context.Background(), j.cmd)
+	if err != nil {
+		t.Fatalf("after %d steps, %s: real engine: %v", n, j.name, err)
+	}
+	return st
+}
+
+// stepsInto is a real session after n step_into commands.
+func stepsInto(t *testing.T, b debugger.Backend, n int) *debugger.Session {
+	t.Helper()
+	ctx := context.Background()
+	s, err := debugger.NewSession(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range n {
+		if _, err := s.Do(ctx, cS.cmd); err != nil {
+			t.Fatal(fmt.Errorf("step %d: %w", k, err))
+		}
+	}
+	return s
+}
