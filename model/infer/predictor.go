@@ -370,11 +370,30 @@ func (p *Predictor) programAllowed(cur string, id int, r *programRules) bool {
 			return r.linesFor(cur).contains(src)
 		}
 		return r.linesFor(cur).hasPrefix(src + p.texts[id])
+	case last == format.TokArgSep && r.valueFor(cur) != "":
+		want, json := r.valueFor(cur), cur[strings.LastIndex(cur, format.TokArgSep)+len(format.TokArgSep):]
+		if p.tok.IsSpecial(int32(id)) {
+			return json == want
+		}
+		return strings.HasPrefix(want, json+p.texts[id])
 	case last == format.TokArgSep && !p.tok.IsSpecial(int32(id)):
 		json := cur[strings.LastIndex(cur, format.TokArgSep)+len(format.TokArgSep):]
 		return r.keysAllowed(r.namesFor(cur), json, json+p.texts[id])
 	}
 	return true
+}
+
+// valueFor is the value the frame text cur must show (returnValues), or "".
+func (r *programRules) valueFor(cur string) string {
+	if r == nil {
+		return ""
+	}
+	for head, v := range r.values {
+		if strings.HasPrefix(cur, head) {
+			return v
+		}
+	}
+	return ""
 }
 
 // programRules are the strings a frame may take from its program.
@@ -384,7 +403,9 @@ type programRules struct {
 	names sortedSet // identifiers, "..", ".0" to ".9"
 	// per frame kind token: the lines of the running function a step's
 	// answer of that kind may show (stepScopes; nil: no rule)
-	scope  map[string]sortedSet
+	scope map[string]sortedSet
+	// per return frame head: the value it must show (returnValues)
+	values map[string]string
 	scopes *scopeRules
 	memo   map[string]sortedSet // namesFor and linesFor, per frame head
 }
@@ -518,6 +539,7 @@ func promptRules(prompt string) *programRules {
 	}
 	r.scopes = programScopes(src)
 	r.scope = r.scopes.stepScopes(prompt)
+	r.values = r.scopes.returnValues(prompt)
 	r.memo = map[string]sortedSet{}
 	r.names = localNames(identifiers(src))
 	r.lines.sort()

@@ -1,6 +1,7 @@
 package infer
 
 import (
+	"errors"
 	"slices"
 	"strings"
 
@@ -248,17 +249,7 @@ func scanLine(l string, depth int, quote string) (int, string, bool, int) {
 // rule; nor does the module's own scope seen backwards (its call shows no
 // line).
 func (s *scopeRules) stepScopes(prompt string) map[string]sortedSet {
-	body := strings.TrimSuffix(prompt, format.TokFrameSep)
-	i := strings.LastIndex(body, format.TokFrameSep)
-	if i < 0 || len(body) == len(prompt) {
-		return nil
-	}
-	last := body[i+len(format.TokFrameSep):]
-	k := strings.LastIndex(last, format.TokActionSep)
-	if k < 0 {
-		return nil
-	}
-	step, err := format.ParseStep(last[k:])
+	last, k, step, err := lastStep(prompt)
 	switch {
 	case err != nil || step.Action == debugger.Continue:
 		return nil
@@ -322,6 +313,116 @@ func (s *scopeRules) stepScopes(prompt string) map[string]sortedSet {
 	calls = append(calls, lines...)
 	calls.sort()
 	return map[string]sortedSet{format.TokInvLineSep: lines, format.TokInvLineCallSep: lines, format.TokInvCallSep: calls}
+}
+
+// lastStep splits a prompt's last frame and action: last is the frame's
+// text and the action's, k where the action's <|action_sep|> starts.
+func lastStep(prompt string) (last string, k int, step format.Step, err error) {
+	body := strings.TrimSuffix(prompt, format.TokFrameSep)
+	i := strings.LastIndex(body, format.TokFrameSep)
+	if i < 0 || len(body) == len(prompt) {
+		return "", 0, format.Step{}, errors.New("no frame before the action")
+	}
+	last = body[i+len(format.TokFrameSep):]
+	if k = strings.LastIndex(last, format.TokActionSep); k < 0 {
+		return "", 0, format.Step{}, errors.New("no action")
+	}
+	step, err = format.ParseStep(last[k:])
+	return last, k, step, err
+}
+
+// returnValues maps the head of a return frame (its kind token, source line
+// and <|arg_sep|>) to the value it must show, read from the prompt's last
+// frame and action: after the return of F with value V, step_into,
+// step_over and step_return stop next in F's caller, and a return there at
+// a line `return F(...)`, whose whole expression is that call, returns V.
+// Why: a small model miscopies a long value it has just read, and the
+// wrapped call `def main(): return f(...)` makes this a common step.
+// Nil where the last frame is no return of a function the program's text
+// names (a line in two functions of other names, a lambda, the module).
+func (s *scopeRules) returnValues(prompt string) map[string]string {
+	last, k, step, err := lastStep(prompt)
+	if err != nil || step.Action != debugger.StepInto && step.Action != debugger.StepOver && step.Action != debugger.StepReturn {
+		return nil
+	}
+	f, err := format.ParseFrame(last[:k+len(format.TokActionSep)])
+	if err != nil || f.Kind != format.Return {
+		return nil
+	}
+	value := last[strings.LastIndex(last[:k], format.TokArgSep)+len(format.TokArgSep) : k]
+	name := ""
+	for j, l := range s.lines {
+		if l != f.Src {
+			continue
+		}
+		for _, b := range s.member[j] {
+			n := s.blockName(b)
+			if n == "" || name != "" && n != name {
+				return nil
+			}
+			name = n
+		}
+	}
+	if name == "" {
+		return nil
+	}
+	out := map[string]string{}
+	for _, l := range s.lines {
+		_, _, _, code := scanLine(l, 0, "")
+		if expr, ok := strings.CutPrefix(strings.TrimSpace(l[:code]), "return "); ok && wholeCall(expr, name) {
+			out[format.TokReturnSep+format.TokSrcSep+l+format.TokArgSep] = value
+		}
+	}
+	return out
+}
+
+// blockName is the name of the def or class block b ("" for the module or
+// a block whose header does not say).
+func (s *scopeRules) blockName(b int) string {
+	if b < 0 {
+		return ""
+	}
+	for j, o := range s.opens {
+		if t := strings.TrimSpace(s.lines[j]); o == b && isBlockHeader(t) {
+			return headerName(t)
+		}
+	}
+	return ""
+}
+
+// wholeCall reports whether expr is one call of name: name( ... ) with the
+// bracket opened after name closed by expr's last character.
+func wholeCall(expr, name string) bool {
+	rest, ok := strings.CutPrefix(expr, name+"(")
+	if !ok || !strings.HasSuffix(rest, ")") {
+		return false
+	}
+	depth, quote := 1, ""
+	for j := 0; j < len(rest); j++ {
+		c := rest[j]
+		switch {
+		case quote != "":
+			if c == '\\' {
+				j++
+			} else if strings.HasPrefix(rest[j:], quote) {
+				j += len(quote) - 1
+				quote = ""
+			}
+		case c == '\'' || c == '"':
+			quote = string(c)
+			if triple := strings.Repeat(quote, 3); strings.HasPrefix(rest[j:], triple) {
+				quote = triple
+				j += 2
+			}
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			if depth--; depth == 0 {
+				return j == len(rest)-1
+			}
+		}
+	}
+	return false
 }
 
 // executable reports whether a source line can be an event's line: not

@@ -148,12 +148,70 @@ func TestProgramScopes(t *testing.T) {
 	}
 }
 
+// TestReturnValues: after F's return with value V, a step's return at a
+// line `return F(...)` shows V; nothing else is pinned.
+func TestReturnValues(t *testing.T) {
+	src := strings.Join([]string{
+		"def g(x):",
+		"    return [x] * 2",
+		"def h(x):",
+		"    return g(x)  # (",
+		"def k(x):",
+		"    return g(x) + g(x)",
+		"def m(x):",
+		"    return g(')' + x)",
+		"def main():",
+		"    return h(1)",
+	}, "\n")
+	s := programScopes(src)
+	step := func(frame, action string) string {
+		return format.TokBeginOfText + format.TokTraceContextStart + src + format.TokFrameSep + frame + action + format.TokFrameSep
+	}
+	ret := func(line, v string) string {
+		return format.TokReturnSep + format.TokSrcSep + line + format.TokArgSep + v + format.TokActionSep
+	}
+	head := func(line string) string { return format.TokReturnSep + format.TokSrcSep + line + format.TokArgSep }
+	for _, tc := range []struct {
+		prompt string
+		want   map[string]string
+	}{
+		{step(ret("    return [x] * 2", `"[1, 1]"`), format.TokStepInto),
+			map[string]string{head("    return g(x)  # ("): `"[1, 1]"`, head("    return g(')' + x)"): `"[1, 1]"`}},
+		{step(ret("    return g(x)  # (", `"[1, 1]"`), format.TokStepOver), map[string]string{head("    return h(1)"): `"[1, 1]"`}},
+		{step(ret("    return g(x)  # (", `"[1, 1]"`), format.TokStepReturn), map[string]string{head("    return h(1)"): `"[1, 1]"`}},
+		{step(ret("    return h(1)", `"[1, 1]"`), format.TokStepInto), nil},            // main is called by no line
+		{step(ret("    return [x] * 2", `"[1, 1]"`), format.TokBreakpoint+"    return h(1)"), nil},
+		{step(ret("    return [x] * 2", `"[1, 1]"`), format.TokInvStepInto), nil},
+		{step(format.TokLineSep+format.TokArgSep+"{}"+format.TokSrcSep+"    return [x] * 2"+format.TokActionSep, format.TokStepInto), nil},
+		{step(ret("    not a line", `"1"`), format.TokStepInto), nil},
+	} {
+		got := s.returnValues(tc.prompt)
+		if len(got) != len(tc.want) {
+			t.Errorf("prompt ending %q: values %q, want %q", tc.prompt[len(src):], got, tc.want)
+			continue
+		}
+		for k, v := range tc.want {
+			if got[k] != v {
+				t.Errorf("prompt ending %q: values %q, want %q", tc.prompt[len(src):], got, tc.want)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		expr string
+		ok   bool
+	}{{"g(x)", true}, {"g(')')", true}, {"g(x)(y)", false}, {"g(x) + g(y)", false}, {"gg(x)", false}, {"g(f(x), [1, (2)])", true}, {"g(\"(\")", true}, {"g(x", false}} {
+		if got := wholeCall(tc.expr, "g"); got != tc.ok {
+			t.Errorf("wholeCall(%q) = %v, want %v", tc.expr, got, tc.ok)
+		}
+	}
+}
+
 // ruleViolations walks the true next frame of every step of a
 // trajectory's text through the program rules token by token (source
 // lines, the running function's scope, LOCALS keys of the frame's
 // function), counts the steps whose source line the running-function rule
 // restricts, and lists the frames the rules refuse.
-func ruleViolations(p *Predictor, text string) (scoped int, bad []string) {
+func ruleViolations(p *Predictor, text string) (scoped, valued int, bad []string) {
 	for _, prompt := range synthtext.Prompts(text) {
 		rest := text[len(prompt):]
 		end := strings.Index(rest, format.TokActionSep)
@@ -169,6 +227,9 @@ func ruleViolations(p *Predictor, text string) (scoped int, bad []string) {
 		if r.scope[f.Kind.Token()] != nil {
 			scoped++
 		}
+		if r.valueFor(frame) != "" {
+			valued++
+		}
 		cur := ""
 		for _, id := range p.tok.Encode(frame) {
 			if !p.programAllowed(cur, int(id), r) {
@@ -178,7 +239,7 @@ func ruleViolations(p *Predictor, text string) (scoped int, bad []string) {
 			cur += p.texts[id]
 		}
 	}
-	return scoped, bad
+	return scoped, valued, bad
 }
 
 // TestRulesHoldOnRealTraces: the true next frame of every step, forward
@@ -199,11 +260,12 @@ func TestRulesHoldOnRealTraces(t *testing.T) {
 		{Source: "def gen(n):\n    for i in range(n):\n        yield i * i\n\ndef f(n):\n    out = []\n    for v in gen(n):\n        out.append(v)\n    return sum(out), max(out, key=lambda v: -v)\n", Call: "f(3)"},
 		{Source: "def safe(d, k):\n    try:\n        return d[k]\n    except KeyError:\n        return None\n\ndef f(d):\n    s = '''a\ndef x():\n'''\n    return [safe(d, k) for k in 'ab'], \\\n        len(s)\n", Call: "f({'a': 1})"},
 		{Source: "def outer(n):\n    def inner(m):\n        if m <= 0:\n            raise ValueError(m)\n        return m - 1\n    try:\n        return inner(inner(n))\n    except ValueError as e:\n        return str(e)\n", Call: "outer(1)"},
+		{Source: "def g(x):\n    return [x] * 2\n\ndef h(x):\n    return g(x)\n\ndef last(xs):\n    if len(xs) == 1:\n        return xs[0]\n    return last(xs[1:])\n\ndef f(n):\n    return h(last([n, n + 1]))\n", Call: "f(3)"},
 		{Source: "def fact(n):\n    return 1 if n <= 1 else n * fact(n - 1)\n\nx = fact(4)\nys = [fact(i) for i in range(3)]\nprint(x, ys)\n"},
 		{Source: "class K:\n    a = 1\n    def m(self, k):\n        b = self.a + k\n        return b\n\nk = K()\nprint(k.m(2), [k.m(i) for i in (1, 2)])\n"},
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
-	steps := 0
+	steps, valued := 0, 0
 	for _, prog := range programs {
 		trace, err := tr.Trace(context.Background(), prog)
 		if err != nil {
@@ -216,15 +278,16 @@ func TestRulesHoldOnRealTraces(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			n, bad := ruleViolations(p, s.Text)
+			n, v, bad := ruleViolations(p, s.Text)
 			if len(bad) > 0 {
 				t.Fatalf("program %q: true frames refused:\n%s", prog.Source, strings.Join(bad, "\n"))
 			}
 			steps += n
+			valued += v
 		}
 	}
-	if steps < 300 {
-		t.Fatalf("only %d scoped steps checked", steps)
+	if steps < 300 || valued < 20 {
+		t.Fatalf("only %d scoped steps and %d pinned return values checked", steps, valued)
 	}
 }
 
@@ -241,7 +304,7 @@ func TestRulesHoldOnShards(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no shards match %q (%v)", glob, err)
 	}
-	trajectories, steps, violations := 0, 0, 0
+	trajectories, steps, valued, violations := 0, 0, 0, 0
 	for _, name := range files {
 		fh, err := os.Open(name)
 		if err != nil {
@@ -255,8 +318,8 @@ func TestRulesHoldOnShards(t *testing.T) {
 				t.Fatalf("%s: %v", name, err)
 			}
 			trajectories++
-			n, bad := ruleViolations(p, row.Text)
-			steps += n
+			n, v, bad := ruleViolations(p, row.Text)
+			steps, valued = steps+n, valued+v
 			for _, b := range bad {
 				violations++
 				if violations <= 5 {
@@ -266,5 +329,5 @@ func TestRulesHoldOnShards(t *testing.T) {
 		}
 		fh.Close()
 	}
-	t.Logf("%d trajectories from %d shards: %d steps with a scoped line, %d frames refused", trajectories, len(files), steps, violations)
+	t.Logf("%d trajectories from %d shards: %d steps with a scoped line, %d with a pinned return value, %d frames refused", trajectories, len(files), steps, valued, violations)
 }
