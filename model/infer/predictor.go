@@ -354,7 +354,8 @@ func (p *Predictor) tokenAllowed(cur string, id int, dir format.Direction) bool 
 // the tracer writes it: a source line (after <|src_sep|>) is one of the
 // program's lines that is not blank or a comment, and a key of LOCALS is
 // one of the program's identifiers, ".." (the elision) or ".0" (an
-// implicit comprehension argument). Text must extend a prefix of an allowed
+// implicit comprehension argument), and a return's value is the one
+// returnValues pins, where it does. Text must extend a prefix of an allowed
 // string and the token that closes it must leave a whole one. Every frame
 // ndb gen writes passes (checked on its shards: docs/inference.md), so the
 // rule removes only frames no program state has. With or without a program
