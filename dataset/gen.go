@@ -342,6 +342,12 @@ func (j *Job) doUnit(ctx context.Context, tr *Tracer, perm *permCache, u int) un
 		res.skip = "trace-error"
 		return res
 	}
+	if f, ok := j.Source.(TraceFilter); ok {
+		if why := f.DropTrace(it, t); why != "" {
+			res.skip = why
+			return res
+		}
+	}
 	r := rand.New(rand.NewPCG(uint64(j.Seed), uint64(u)))
 	for k := 0; k < j.wantIn(u); k++ {
 		s, err := SampleTrajectory(r, t, j.Sampler)

@@ -122,7 +122,8 @@ func (s *listSource) dedupe() {
 }
 
 // OpenSource opens a source by its --source name: synthetic, mbppplus,
-// mbpp, humaneval, or a folder of .py scripts.
+// mbpp, humaneval, thealgorithms (-functions, -scripts; thealgorithms.go),
+// or a folder of .py scripts.
 func OpenSource(name, dataDir string, seed int64) (Source, error) {
 	crux, err := LoadCruxEval(dataDir)
 	if err != nil {
@@ -131,17 +132,22 @@ func OpenSource(name, dataDir string, seed int64) (Source, error) {
 	switch name {
 	case "synthetic":
 		return &synthSource{seed: seed, crux: crux, perFn: 4}, nil
+	case "synthetic-scripts":
+		return &synthScriptSource{seed: seed, crux: crux}, nil
 	case "mbppplus":
 		return loadMBPPPlus(filepath.Join(dataDir, "mbppplus.json"), crux)
 	case "mbpp":
 		return loadMBPP(dataDir, crux)
 	case "humaneval":
 		return loadHumanEval(filepath.Join(dataDir, "HumanEval.jsonl.gz"), crux)
+	case SourceTheAlgorithms, SourceTheAlgorithmsFunctions, SourceTheAlgorithmsScripts:
+		return loadTheAlgorithms(name, filepath.Join(dataDir, "thealgorithms"), crux,
+			name != SourceTheAlgorithmsScripts, name != SourceTheAlgorithmsFunctions)
 	}
 	if st, err := os.Stat(name); err == nil && st.IsDir() {
 		return loadDir(name, crux)
 	}
-	return nil, fmt.Errorf("dataset: unknown source %q (want synthetic, mbppplus, mbpp, humaneval or a folder)", name)
+	return nil, fmt.Errorf("dataset: unknown source %q (want synthetic, synthetic-scripts, mbppplus, mbpp, humaneval, thealgorithms, thealgorithms-functions, thealgorithms-scripts or a folder)", name)
 }
 
 func loadMBPPPlus(path string, crux CruxEvalSet) (Source, error) {

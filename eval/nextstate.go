@@ -30,12 +30,24 @@ type NamedProgram struct {
 // program id falls in the validation split of docs/training.md
 // (train.ProgramHash(id) % 100 < valPercent), so every input of a held-out
 // function is held out too. Items the source skips are left out.
+//
+// An unbounded source (synthetic) is scanned from item 0 for its held-out
+// items, up to limit of them (UnboundedHeldOut when limit is 0): with the
+// training's seed these are exactly the programs its split kept out, with
+// another seed they are fresh programs anyway.
 func HeldOut(src dataset.Source, valPercent int, limit int) ([]NamedProgram, error) {
-	if src.Len() < 0 {
-		return nil, fmt.Errorf("eval: source %s is unbounded; use a fixed list (mbppplus, mbpp, humaneval) or --programs DIR", src.Name())
+	n := src.Len()
+	if n < 0 {
+		if limit <= 0 {
+			limit = UnboundedHeldOut
+		}
+		if valPercent <= 0 {
+			return nil, fmt.Errorf("eval: source %s has no held-out program at %d%%", src.Name(), valPercent)
+		}
+		n = 1000 * limit // bound the scan (valPercent >= 1 needs about 100*limit items)
 	}
 	var out []NamedProgram
-	for i := 0; i < src.Len(); i++ {
+	for i := 0; i < n; i++ {
 		it, skip := src.Item(i)
 		if skip != "" {
 			continue
@@ -53,10 +65,15 @@ func HeldOut(src dataset.Source, valPercent int, limit int) ([]NamedProgram, err
 	return out, nil
 }
 
+// UnboundedHeldOut is how many held-out programs HeldOut takes from an
+// unbounded source (synthetic) when no limit is given.
+const UnboundedHeldOut = 400
+
 // Example is one next-state example: a trajectory cut right after step Cut;
 // the model writes Traj.Frames[Cut+1].
 type Example struct {
 	Program string
+	Source  string // the source it was drawn for (CollectSources); "" for one source
 	Action  string
 	Inverse bool
 	Cut     int
@@ -96,6 +113,10 @@ type NextStateOptions struct {
 	// format has no inverse: cwm).
 	ForwardOnly bool
 	Progress    func(done, total int)
+	// TraceFilter, when set, leaves out the programs whose trace it drops
+	// (the rule ndb gen applies to the source: thealgorithms drops runs out
+	// of bounds), so the held-out programs are those training could see.
+	TraceFilter dataset.TraceFilter
 	// Dump, when set, receives one JSON line per example (action, the
 	// prompt, the true and the predicted frame, exact or not): the
 	// material for reading a model's errors.
@@ -183,6 +204,10 @@ func CollectExamples(ctx context.Context, progs []NamedProgram, opts NextStateOp
 					continue
 				}
 				if len(tr.States) == 0 {
+					failed[pi] = true
+					continue
+				}
+				if opts.TraceFilter != nil && opts.TraceFilter.DropTrace(dataset.Item{ID: progs[pi].ID, Program: progs[pi].Program}, tr) != "" {
 					failed[pi] = true
 					continue
 				}
@@ -333,12 +358,70 @@ type NextStateReport struct {
 	// skipped (10 bins of 0.1) and per number of inserted steps.
 	HorizonBins  map[string][]*Score       `json:"-"`
 	HorizonSteps map[string]map[int]*Score `json:"-"`
-	Dropped      int                       `json:"dropped"`                 // examples the engine's route could not follow
-	Errors       int                       `json:"errors"`                  // predictions that failed (counted as wrong)
-	ErrorSamples []string                  `json:"error_samples,omitempty"` // the first distinct failure messages
-	K            int                       `json:"k,omitempty"`
-	Seconds      float64                   `json:"seconds"`
-	Examples     int                       `json:"examples"`
+	// Sources: per source (CollectSources), the same scores; nil when the
+	// examples carry no source.
+	Sources      map[string]*SourceScores `json:"-"`
+	Dropped      int                      `json:"dropped"`                 // examples the engine's route could not follow
+	Errors       int                      `json:"errors"`                  // predictions that failed (counted as wrong)
+	ErrorSamples []string                 `json:"error_samples,omitempty"` // the first distinct failure messages
+	K            int                      `json:"k,omitempty"`
+	Seconds      float64                  `json:"seconds"`
+	Examples     int                      `json:"examples"`
+}
+
+// SourceScores are one source's scores in a multi-source run.
+type SourceScores struct {
+	Programs  int
+	Examples  int
+	PerAction map[string]*Score
+	Forward   *Score
+	Inverse   *Score
+	Horizon   *Score // every horizon example pooled (nil: none)
+}
+
+// SourcePrograms are the held-out programs of one source.
+type SourcePrograms struct {
+	Source   string
+	Programs []NamedProgram
+	Filter   dataset.TraceFilter // the source's trace rule, if it has one (NextStateOptions.TraceFilter)
+}
+
+// CollectSources draws opts.N examples per action from each source's
+// programs (CollectExamples, the same seed per source) and tags them with
+// their source, so that RunNextState reports each source besides the
+// overall. Trajectory groups are renumbered to stay distinct.
+func CollectSources(ctx context.Context, sets []SourcePrograms, opts NextStateOptions) ([]*Example, error) {
+	var out []*Example
+	group := 0
+	for _, set := range sets {
+		opts.TraceFilter = set.Filter
+		exs, err := CollectExamples(ctx, set.Programs, opts)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", set.Source, err)
+		}
+		top := 0
+		for _, ex := range exs {
+			ex.Source = set.Source
+			top = max(top, ex.group)
+			ex.group += group
+		}
+		group += top
+		out = append(out, exs...)
+	}
+	return out, nil
+}
+
+// sourceScores returns the scores of source name, made on first use.
+func (r *NextStateReport) sourceScores(name string) *SourceScores {
+	if r.Sources == nil {
+		r.Sources = map[string]*SourceScores{}
+	}
+	s := r.Sources[name]
+	if s == nil {
+		s = &SourceScores{PerAction: map[string]*Score{}, Forward: &Score{}, Inverse: &Score{}}
+		r.Sources[name] = s
+	}
+	return s
 }
 
 // ErrCWMNextState says next-state exact match is not measured for the cwm
@@ -374,6 +457,18 @@ func RunNextState(ctx context.Context, exs []*Example, opts NextStateOptions) (*
 		return order[i].Cut < order[j].Cut
 	})
 	backends := map[*tracer.Trace]debugger.Backend{}
+	programs := map[string]map[string]bool{} // source -> program ids
+	for _, ex := range exs {
+		if ex.Source != "" {
+			ss := rep.sourceScores(ex.Source)
+			ss.Examples++
+			if programs[ex.Source] == nil {
+				programs[ex.Source] = map[string]bool{}
+			}
+			programs[ex.Source][ex.Program] = true
+			ss.Programs = len(programs[ex.Source])
+		}
+	}
 	for i, ex := range order {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -406,6 +501,9 @@ func RunNextState(ctx context.Context, exs []*Example, opts NextStateOptions) (*
 			if err := dumpExample(opts.Dump, ex, pred, want, m); err != nil {
 				return nil, err
 			}
+		}
+		if ex.Source != "" {
+			rep.Sources[ex.Source].add(ex, m, anyExact, opts.K > 1 && opts.Predictor != nil)
 		}
 		if ex.Horizon {
 			bins := rep.HorizonBins[ex.Action]
@@ -454,6 +552,34 @@ func RunNextState(ctx context.Context, exs []*Example, opts NextStateOptions) (*
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// add counts one scored example of this source.
+func (s *SourceScores) add(ex *Example, m Match, anyExact, withK bool) {
+	var sc []*Score
+	if ex.Horizon {
+		if s.Horizon == nil {
+			s.Horizon = &Score{}
+		}
+		sc = []*Score{s.Horizon}
+	} else {
+		a := s.PerAction[ex.Action]
+		if a == nil {
+			a = &Score{}
+			s.PerAction[ex.Action] = a
+		}
+		dir := s.Forward
+		if debugger.Action(ex.Action).Inverse() {
+			dir = s.Inverse
+		}
+		sc = []*Score{a, dir}
+	}
+	for _, x := range sc {
+		x.Add(m)
+		if withK {
+			x.AddK(anyExact)
+		}
+	}
 }
 
 // dumpExample writes one example as a JSON line for NextStateOptions.Dump.

@@ -28,6 +28,13 @@ func (r *NextStateReport) JSON() map[string]any {
 	if len(r.ErrorSamples) > 0 {
 		out["error_samples"] = r.ErrorSamples
 	}
+	if len(r.Sources) > 0 {
+		bs := map[string]any{}
+		for name, ss := range r.Sources {
+			bs[name] = ss.JSON()
+		}
+		out["by_source"] = bs
+	}
 	if r.K > 1 {
 		out["k"] = r.K
 	}
@@ -59,6 +66,70 @@ func (r *NextStateReport) JSON() map[string]any {
 		out["horizon"] = hz
 	}
 	return out
+}
+
+// JSON is one source's part of the report's "by_source": the same keys as
+// the overall (per_action, forward, inverse, examples), the held-out
+// programs drawn from, and "horizon" (every horizon example pooled) when
+// measured.
+func (s *SourceScores) JSON() map[string]any {
+	per := map[string]any{}
+	for a, sc := range s.PerAction {
+		per[a] = sc.Summary()
+	}
+	out := map[string]any{"per_action": per, "forward": s.Forward.Summary(), "inverse": s.Inverse.Summary(),
+		"examples": s.Examples, "programs": s.Programs}
+	if s.Horizon != nil {
+		out["horizon"] = s.Horizon.Summary()
+	}
+	return out
+}
+
+// SourceNames lists the report's sources, sorted.
+func (r *NextStateReport) SourceNames() []string {
+	var out []string
+	for n := range r.Sources {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// sourcesMarkdown is the per-source table: one row per source (exact match
+// per action, forward, inverse, in percent), then the overall row.
+func (r *NextStateReport) sourcesMarkdown(b *strings.Builder) {
+	actions := AllActions()
+	b.WriteString("\nBy source: exact match (%) per action (n in parentheses for forward and inverse)\n\n")
+	b.WriteString("| source | programs | examples |")
+	for _, a := range actions {
+		b.WriteString(" " + a + " |")
+	}
+	b.WriteString(" forward | inverse |\n| --- | --- | --- |" + strings.Repeat(" --- |", len(actions)+2) + "\n")
+	cell := func(s *Score) string {
+		if s == nil || s.N == 0 {
+			return " - |"
+		}
+		return fmt.Sprintf(" %.1f |", 100*s.EM())
+	}
+	dir := func(s *Score) string {
+		if s == nil || s.N == 0 {
+			return " - |"
+		}
+		return fmt.Sprintf(" %.1f (%d) |", 100*s.EM(), s.N)
+	}
+	for _, name := range r.SourceNames() {
+		ss := r.Sources[name]
+		fmt.Fprintf(b, "| %s | %d | %d |", name, ss.Programs, ss.Examples)
+		for _, a := range actions {
+			b.WriteString(cell(ss.PerAction[a]))
+		}
+		b.WriteString(dir(ss.Forward) + dir(ss.Inverse) + "\n")
+	}
+	fmt.Fprintf(b, "| **all** | | %d |", r.Examples)
+	for _, a := range actions {
+		b.WriteString(cell(r.PerAction[a]))
+	}
+	b.WriteString(dir(r.Forward) + dir(r.Inverse) + "\n")
 }
 
 func sortedInts[V any](m map[int]V) []int {
@@ -106,6 +177,9 @@ func (r *NextStateReport) Markdown() string {
 	}
 	row("**forward**", r.Forward)
 	row("**inverse**", r.Inverse)
+	if len(r.Sources) > 0 {
+		r.sourcesMarkdown(&b)
+	}
 	if len(r.HorizonBins) > 0 {
 		b.WriteString("\nHorizon: exact match (%) of the final jump by fraction of the trace's states it skips (n in parentheses)\n\n")
 		b.WriteString("| jump |")

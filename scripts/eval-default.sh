@@ -20,9 +20,9 @@ mkdir -p "$out"
 "$ndb" eval next-state "${args[@]}" --source mbppplus --n 50 --k 5 \
   --report "$out/next-state-k5" | tail -1 > "$out/next-state-k5.json"
 "$ndb" eval cruxeval "${args[@]}" --task output --action step_return --max-tokens 64 \
-  --report "$out/cruxeval-o-step_return" --out "$out/cruxeval-o-step_return.items.jsonl" | tail -1 > "$out/cruxeval-o-step_return.json"
+  --report "$out/cruxeval-o-step_return" --dump "$out/cruxeval-o-step_return.items.jsonl" | tail -1 > "$out/cruxeval-o-step_return.json"
 "$ndb" eval cruxeval "${args[@]}" --task output --action breakpoint --max-tokens 64 \
-  --report "$out/cruxeval-o-breakpoint" --out "$out/cruxeval-o-breakpoint.items.jsonl" | tail -1 > "$out/cruxeval-o-breakpoint.json"
+  --report "$out/cruxeval-o-breakpoint" --dump "$out/cruxeval-o-breakpoint.items.jsonl" | tail -1 > "$out/cruxeval-o-breakpoint.json"
 "$ndb" eval cruxeval "${args[@]}" --task input --k 8 --max-tokens 96 \
-  --report "$out/cruxeval-i" --out "$out/cruxeval-i.items.jsonl" | tail -1 > "$out/cruxeval-i.json"
+  --report "$out/cruxeval-i" --dump "$out/cruxeval-i.items.jsonl" | tail -1 > "$out/cruxeval-i.json"
 echo "reports in $out"

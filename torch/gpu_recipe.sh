@@ -3,7 +3,7 @@
 # while the machine's CPU cores generate fresh trajectories, and leave the
 # exported model (BF16 by default, files of at most 15 MiB) in $OUT.
 #
-#   torch/gpu_recipe.sh --prepare (--model M.model | --tokenizer TOK.json)   # here: fills torch/.carry
+#   torch/gpu_recipe.sh --prepare (--model M.model | --tokenizer TOK.json) [--gen-python PY]   # here: fills torch/.carry
 #   torch/gpu_recipe.sh [--minutes 8] [--config small] ...                  # there: the run
 #   torch/gpu_recipe.sh --dry-run                                            # here: CPU, tiny budget
 #
@@ -14,10 +14,11 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CARRY="$ROOT/torch/.carry"
 MODE=run
-MODEL="" TOKENIZER="" DATA_DIR="${NDB_DATA_DIR:-$ROOT/../shared/data}"
+MODEL="" TOKENIZER="" GEN_PYTHON="" DATA_DIR="${NDB_DATA_DIR:-$ROOT/../shared/data}"
 MINUTES=8 CONFIG=small BATCH=64 SEQ=512 LR=3e-3 MIN_LR=3e-4 WARMUP=200
-DEVICE=auto EXPORT_DTYPE=bf16 SHARD_MB=15 COMPILE=1
-SOURCES="synthetic,mbppplus"          # round r uses source r mod the list
+DEVICE=auto EXPORT_DTYPE=bf16 SHARD_MB=15 COMPILE=1 LOSS_ON=all CONFIG_JSON=""
+SOURCES="synthetic,mbppplus"          # round r uses source r mod the list (repeat a name to weight it)
+GEN_FLAGS=""                          # more `ndb gen` flags, e.g. "--per-trace 4 --max-chars 6000"
 FIRST_ROUND_S=20 ROUND_S=40 GEN_WORKERS="" EVAL_EVERY=250 REFRESH_EVERY=200
 MAX_GEN_GB=4                          # stop generating past this much packed data (RAM, disk)
 WORK="${NDB_RECIPE_WORK:-/tmp/ndb-gpu-recipe}"
@@ -30,10 +31,13 @@ while [ $# -gt 0 ]; do
     --dry-run) MODE=dry ;;
     --model) MODEL="$2"; shift ;;
     --tokenizer) TOKENIZER="$2"; shift ;;
+    --gen-python) GEN_PYTHON="$2"; shift ;;
     --data-dir) DATA_DIR="$2"; shift ;;
     --carry) CARRY="$2"; shift ;;
     --minutes) MINUTES="$2"; shift ;;
     --config) CONFIG="$2"; shift ;;
+    --config-json) CONFIG_JSON="$2"; shift ;;
+    --loss-on) LOSS_ON="$2"; shift ;;
     --batch) BATCH="$2"; shift ;;
     --seq) SEQ="$2"; shift ;;
     --lr) LR="$2"; shift ;;
@@ -43,6 +47,7 @@ while [ $# -gt 0 ]; do
     --export-dtype) EXPORT_DTYPE="$2"; shift ;;
     --no-compile) COMPILE=0 ;;
     --sources) SOURCES="$2"; shift ;;
+    --gen-flags) GEN_FLAGS="$2"; shift ;;
     --first-round-seconds) FIRST_ROUND_S="$2"; shift ;;
     --round-seconds) ROUND_S="$2"; shift ;;
     --gen-workers) GEN_WORKERS="$2"; shift ;;
@@ -81,10 +86,46 @@ prepare() {
   else
     (cd "$ROOT" && go run ./torch/carryprep --tokenizer "$(realpath "$TOKENIZER")" --out "$carry")
   fi
-  for f in cruxeval.jsonl mbppplus.json; do
+  for f in cruxeval.jsonl mbppplus.json mbpp.jsonl HumanEval.jsonl.gz; do
     cp "$DATA_DIR/$f" "$carry/data/$f"
   done
+  [ -d "$DATA_DIR/thealgorithms" ] && cp -r "$DATA_DIR/thealgorithms" "$carry/data/"
+  # --gen-python: the interpreter whose traces are the ground truth (the one
+  # ndb evaluates on here), packed without site-packages, tests and caches
+  # (~13 MB xz), so the GPU machine's own Python (another version: 3.12
+  # inlines comprehensions, 3.11 gives them a frame) does not change the data.
+  rm -f "$carry/python.tar.xz" "$carry/python.exe"
+  if [ -n "$GEN_PYTHON" ]; then
+    local exe prefix ver
+    exe="$("$GEN_PYTHON" -c 'import os, sys; print(os.path.realpath(sys.executable))')"
+    prefix="$("$GEN_PYTHON" -c 'import sys; print(sys.base_prefix)')"
+    ver="$("$GEN_PYTHON" -c 'import sys; print("python%d.%d" % sys.version_info[:2])')"
+    log "packing $exe ($prefix, $ver) for ndb gen there"
+    tar -C / --exclude="${prefix#/}/lib/$ver/site-packages" --exclude="${prefix#/}/lib/$ver/test" \
+      --exclude='*/tests' --exclude='*/idle_test' --exclude='__pycache__' \
+      --exclude="${prefix#/}/lib/$ver/idlelib" --exclude="${prefix#/}/lib/$ver/tkinter" \
+      --exclude="${prefix#/}/lib/$ver/ensurepip" --exclude="${prefix#/}/lib/$ver/lib2to3" \
+      --exclude="${prefix#/}/lib/$ver/config-*" \
+      -cf - "${exe#/}" $(cd / && ls -d "${prefix#/}"/lib/lib*.so* 2>/dev/null) "${prefix#/}/lib/$ver" | xz -T2 -6 > "$carry/python.tar.xz"
+    echo "$exe" > "$carry/python.exe"
+  fi
   du -sh "$carry" >&2
+}
+
+# gen_python: the interpreter ndb gen traces with there: the carried one
+# (unpacked at its own path, as its shared library is found by that path)
+# when it runs, else the trainer's.
+gen_python() {
+  local exe
+  if [ -f "$CARRY/python.exe" ]; then
+    exe="$(cat "$CARRY/python.exe")"
+    [ -x "$exe" ] || tar -C / -xJf "$CARRY/python.tar.xz" 2>/dev/null || true
+    if "$exe" -c 'import ctypes, json, marshal; assert sum(x for x in range(3)) == 3' 2>/dev/null; then
+      echo "$exe"; return
+    fi
+    log "the carried interpreter $exe does not run here; tracing with $PY"
+  fi
+  echo "$PY"
 }
 
 # gen_round R SECONDS DIR: one round of `ndb gen` (source and seed from R),
@@ -94,11 +135,12 @@ gen_round() {
   local r="$1" secs="$2" dir="$3"
   local IFS=, srcs
   read -r -a srcs <<< "$SOURCES"
+  IFS=$' \t\n'   # $GEN_FLAGS splits on spaces
   local src="${srcs[$((r % ${#srcs[@]}))]}"
   # --n is a ceiling (the round is timed); a far larger one makes ndb gen plan for long.
   # TERM, not INT: background jobs of a script start with SIGINT ignored.
   timeout "$secs" "$CARRY/ndb" gen --source "$src" --n 5000000 --seed $((1000 + r)) --out "$dir" \
-    --workers "$GEN_WORKERS" --shard-units 32 --data-dir "$CARRY/data" --python "$PY" --quiet >/dev/null 2>"$dir.log" &
+    --workers "$GEN_WORKERS" --shard-units 32 --data-dir "$CARRY/data" --python "$GEN_PY" $GEN_FLAGS --quiet >/dev/null 2>"$dir.log" &
   local pid=$!
   echo "$pid" > "$WORK/gen.pid"
   wait "$pid" || true
@@ -124,9 +166,12 @@ run_recipe() {
   PY="${NDB_TORCH_PYTHON:-}"
   if [ -z "$PY" ]; then
     PY="$(command -v python3)"
-    "$PY" -c 'import torch' 2>/dev/null || PY=/usr/bin/python3
+    # From /: the repo root holds a torch/ folder that `import torch` would find.
+    (cd / && "$PY" -c 'import torch; torch.zeros(1)') 2>/dev/null || PY=/usr/bin/python3
   fi
   local py="$PY"
+  GEN_PY="$(gen_python)"
+  log "ndb gen traces with $GEN_PY ($("$GEN_PY" -c 'import sys; print(sys.version.split()[0])'))"
   local t0; t0=$(date +%s)
   local cores; cores=$(nproc)
   # Leave cores to the trainer; 8 workers already write far more tokens per
@@ -164,7 +209,8 @@ run_recipe() {
     --out "$WORK/run" --hf-template "$CARRY/template" --export-dir "$WORK/export"
     --export-dtype "$EXPORT_DTYPE" --shard-mb "$SHARD_MB" --config "$CONFIG" --time "$budget"
     --batch "$BATCH" --seq "$SEQ" --lr "$LR" --min-lr "$MIN_LR" --warmup "$WARMUP"
-    --eval-every "$EVAL_EVERY" --eval-windows 64 --save-every 0 --device "$DEVICE")
+    --eval-every "$EVAL_EVERY" --eval-windows 64 --save-every 0 --device "$DEVICE" --loss-on "$LOSS_ON")
+  [ -n "$CONFIG_JSON" ] && args+=(--config-json "$ROOT/$CONFIG_JSON")
   [ "$COMPILE" = 1 ] && args+=(--compile)
   log "training $CONFIG for ${budget}s on $DEVICE"
   local rc=0

@@ -45,8 +45,14 @@ func haveDefaultModel() bool {
 	if os.Getenv(infer.ModelEnv) != "" {
 		return true
 	}
-	_, err := defaultmodel.Bytes()
-	return err == nil
+	// Open, not defaultmodel.Bytes: that copies the whole file, at every
+	// start of every command.
+	f, err := defaultmodel.FS.Open(defaultmodel.FileName)
+	if err != nil {
+		return false
+	}
+	f.Close()
+	return true
 }
 
 var debugEngineFlags engineFlags

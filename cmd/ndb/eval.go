@@ -150,7 +150,7 @@ func signalContext() (context.Context, context.CancelFunc) {
 func evalCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "eval",
-		Short: "Measure a debugger engine: next-state accuracy and CruxEval (SPEC section 6)",
+		Short: "Measure a debugger engine: next-state accuracy and CruxEval (docs/eval.md)",
 	}
 	cmd.AddCommand(evalNextStateCommand(), evalCruxCommand())
 	return cmd
@@ -162,7 +162,7 @@ func evalNextStateCommand() *cobra.Command {
 	var n, horizonN, perTrace, valPercent, limit int
 	var pdbSemantics bool
 	cmd := &cobra.Command{
-		Use:   "next-state (--programs DIR | --source NAME)",
+		Use:   "next-state (--programs DIR | --source NAME[,NAME...])",
 		Short: "Next-state exact match per action and field on held-out programs, horizon curves, exact match@k",
 		Long: `Samples trajectories on held-out programs with the training policy, cuts each right after an
 action, and compares the engine's greedy prediction of the next frame with the true one: the whole
@@ -171,12 +171,15 @@ forward and inverse. --horizon-n adds horizon examples (step actions, then one j
 against the fraction of states skipped); --k adds exact match@k (temperature 0.6, top-p 0.95).
 
 --programs DIR: every .py file under DIR, traced as a script. --source NAME: the held-out split of
-mbppplus, mbpp or humaneval (program ids whose FNV-1a hash % 100 < --val-percent, the rule ndb
-train uses for validation, so training never saw them).`,
+mbppplus, mbpp, humaneval, thealgorithms, thealgorithms-functions or thealgorithms-scripts
+(program ids whose FNV-1a hash % 100 < --val-percent, the rule ndb train uses for validation, so
+training never saw them; thealgorithms is held out by file). Several sources, comma-separated,
+and --programs DIR alongside: --n examples per action are drawn from each, and the report adds
+a table (JSON: "by_source") of each source's scores next to the overall ones.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if (programs == "") == (source == "") {
-				return errors.New("give exactly one of --programs DIR or --source NAME")
+			if programs == "" && source == "" {
+				return errors.New("give --programs DIR or --source NAME[,NAME...] (or both)")
 			}
 			if f.k == 1 || f.k < 0 {
 				return errors.New("--k is the number of samples for exact match@k: 0 (off) or at least 2")
@@ -194,12 +197,13 @@ train uses for validation, so training never saw them).`,
 			}
 			ctx, cancel := signalContext()
 			defer cancel()
-			var progs []eval.NamedProgram
+			var sets []eval.SourcePrograms
 			if programs != "" {
 				src, err := dataset.OpenSource(programs, mustDataDirOrEmpty(f.dataDir), int64(f.seed))
 				if err != nil {
 					return err
 				}
+				var progs []eval.NamedProgram
 				for i := 0; i < src.Len(); i++ {
 					if it, skip := src.Item(i); skip == "" {
 						progs = append(progs, eval.NamedProgram{ID: it.ID, Program: it.Program})
@@ -208,18 +212,33 @@ train uses for validation, so training never saw them).`,
 				if len(progs) == 0 {
 					return fmt.Errorf("no .py program under %s", programs)
 				}
-			} else {
+				sets = append(sets, eval.SourcePrograms{Source: programs, Programs: progs})
+			}
+			if source != "" {
 				dir, err := dataset.DataDir(f.dataDir)
 				if err != nil {
 					return err
 				}
-				src, err := dataset.OpenSource(source, dir, int64(f.seed))
-				if err != nil {
-					return err
+				for _, name := range strings.Split(source, ",") {
+					name = strings.TrimSpace(name)
+					if name == "" {
+						continue
+					}
+					src, err := dataset.OpenSource(name, dir, int64(f.seed))
+					if err != nil {
+						return err
+					}
+					progs, err := eval.HeldOut(src, valPercent, limit)
+					if err != nil {
+						return err
+					}
+					filter, _ := src.(dataset.TraceFilter)
+					sets = append(sets, eval.SourcePrograms{Source: name, Programs: progs, Filter: filter})
 				}
-				if progs, err = eval.HeldOut(src, valPercent, limit); err != nil {
-					return err
-				}
+			}
+			var progs []eval.NamedProgram
+			for _, set := range sets {
+				progs = append(progs, set.Programs...)
 			}
 			eng, err := f.engines()
 			if err != nil {
@@ -237,7 +256,13 @@ train uses for validation, so training never saw them).`,
 				fmt.Fprintf(os.Stderr, "ndb eval next-state: %d held-out programs, engine %s, sampling examples...\n", len(progs), eng.engine.Name())
 			}
 			t0 := time.Now()
-			exs, err := eval.CollectExamples(ctx, progs, opts)
+			var exs []*eval.Example
+			if len(sets) == 1 { // one source: the report as before, no by-source table
+				opts.TraceFilter = sets[0].Filter
+				exs, err = eval.CollectExamples(ctx, progs, opts)
+			} else {
+				exs, err = eval.CollectSources(ctx, sets, opts)
+			}
 			if err != nil {
 				return err
 			}
@@ -282,16 +307,16 @@ train uses for validation, so training never saw them).`,
 	f.add(cmd)
 	fs := cmd.Flags()
 	fs.StringVar(&programs, "programs", "", "folder of held-out .py scripts")
-	fs.StringVar(&source, "source", "", "held-out split of a data source: mbppplus, mbpp, humaneval")
+	fs.StringVar(&source, "source", "", "held-out split of data sources, comma-separated: mbppplus, mbpp, humaneval, thealgorithms, thealgorithms-functions, thealgorithms-scripts (several: a per-source report)")
 	fs.IntVar(&valPercent, "val-percent", 5, "the validation percent training used (programs with hash % 100 below it are held out)")
 	fs.IntVar(&limit, "limit-programs", 0, "use at most this many held-out programs (0: all)")
-	fs.IntVar(&n, "n", 800, "examples per action")
+	fs.IntVar(&n, "n", 800, "examples per action (per source when several)")
 	fs.IntVar(&horizonN, "horizon-n", 0, "horizon examples in all (0: none)")
 	fs.IntVar(&perTrace, "per-trace", 4, "trajectories sampled per trace and pass")
 	fs.IntVar(&f.maxTokens, "max-tokens", 0, "model engine: token budget of one predicted frame (0: the runtime's default, 384)")
 	fs.IntVar(&f.k, "k", 0, "exact match@k with k samples at temperature 0.6, top-p 0.95 (0: off)")
 	fs.StringVar(&dump, "dump", "", "write every example (action, prompt, true and predicted frame) as JSON lines to this file")
-	fs.BoolVar(&pdbSemantics, "pdb", false, "real engine: answer through pdb's stepping (its session semantics) instead of the SPEC's action tree")
+	fs.BoolVar(&pdbSemantics, "pdb", false, "real engine: answer through pdb's stepping (its session semantics) instead of the action tree of docs/debugger.md")
 	return cmd
 }
 
@@ -428,10 +453,14 @@ samples N candidates and reports pass@k, majority vote and forward self-consiste
 	}
 	f.add(cmd)
 	fs := cmd.Flags()
-	fs.StringVar(&data, "data", "", "cruxeval.jsonl (default: the data folder's)")
+	fs.StringVar(&data, "cruxeval", "", "`FILE` of CruxEval items, JSON lines (default: the data folder's cruxeval.jsonl)")
+	fs.StringVar(&data, "data", "", "CruxEval items file")
+	fs.MarkDeprecated("data", "use --cruxeval FILE (--data names a folder of ndb gen shards elsewhere)")
 	fs.StringVar(&task, "task", eval.TaskOutput, "output, input or both")
 	fs.StringVar(&action, "action", "", "output prediction by step_return (default) or breakpoint")
-	fs.StringVar(&out, "out", "", "write per-item results (JSON lines) here")
+	fs.StringVar(&out, "dump", "", "write every item's result (JSON lines) to this file (default with --report: DIR/cruxeval_items.jsonl)")
+	fs.StringVar(&out, "out", "", "per-item results file")
+	fs.MarkDeprecated("out", "use --dump FILE, as eval next-state does")
 	fs.IntVar(&limit, "limit", 0, "only the first N items (0: all)")
 	fs.IntVar(&f.maxTokens, "max-tokens", 256, "model engine: token budget of one predicted frame (CruxEval values are at most 50 characters)")
 	fs.IntVar(&f.k, "k", 0, "input prediction: sample k candidates (temperature 0.6, top-p 0.95) for majority vote and self-consistency (0: off)")

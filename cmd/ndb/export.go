@@ -20,7 +20,7 @@ var exportFlags struct {
 var exportCmd = &cobra.Command{
 	Use:   "export --model FILE --out DIR [--dtype f32|bf16|f16] [--shard-mb N]",
 	Short: "Export a model to the Hugging Face Llama layout (safetensors, config.json, tokenizer.json)",
-	Long: `Export writes DIR/model.safetensors (or shards of at most --shard-mb MB with
+	Long: `Export writes DIR/model.safetensors (or shards of at most --shard-mb MiB with
 model.safetensors.index.json), config.json for LlamaForCausalLM, tokenizer.json,
 tokenizer_config.json, special_tokens_map.json and generation_config.json.
 transformers, vLLM and ndb's PyTorch trainer load the folder; ndb import reads it back.`,

@@ -21,7 +21,7 @@ import (
 type genFlags struct {
 	source, out, shard, dataDir, python string
 	n, workers, perTrace, shardUnits    int
-	seed                                int64
+	seed                                uint64
 	maxSteps, maxChars, maxEvents       int
 	reprLimit                           int
 	inverse, deep, unwrap, bpHit        float64
@@ -37,11 +37,13 @@ func init() {
 		Use:   "gen --source SRC --n N --seed S --out DIR",
 		Short: "Generate training trajectories (sharded JSONL) from programs",
 		Long: `gen traces programs and samples debugger trajectories from each trace with
-the action-policy mixture of SPEC section 4, writing them in the model's text
-format (SPEC section 5) as sharded JSONL: one trajectory per line with text,
+the action-policy mixture of docs/data.md, writing them in the model's text
+format (docs/format.md) as sharded JSONL: one trajectory per line with text,
 direction, actions, source and program_id (schema in docs/data.md).
 
-SRC is synthetic, mbppplus, mbpp, humaneval, or a folder of .py scripts. The
+SRC is synthetic, mbppplus, mbpp, humaneval, thealgorithms (TheAlgorithms/Python:
+doctest calls and whole files; thealgorithms-functions or thealgorithms-scripts for
+one kind), or a folder of .py scripts. The
 output is the same bytes for the same arguments whatever --workers is; a
 killed run resumes where it stopped when started again with the same
 arguments; --shard i/N makes this machine write only its share of the shards,
@@ -55,9 +57,9 @@ so N machines can split one job.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.source, "source", "", "synthetic, mbppplus, mbpp, humaneval, or a folder of .py scripts")
+	fl.StringVar(&f.source, "source", "", "synthetic, mbppplus, mbpp, humaneval, thealgorithms, thealgorithms-functions, thealgorithms-scripts, or a folder of .py scripts")
 	fl.IntVar(&f.n, "n", 0, "number of trajectories of the whole job")
-	fl.Int64Var(&f.seed, "seed", 1, "seed of the program order, the synthetic programs and the sampler")
+	fl.Uint64Var(&f.seed, "seed", 1, "seed of the program order, the synthetic programs and the sampler")
 	fl.StringVar(&f.out, "out", "", "output folder (shards, their stats and manifest.json)")
 	fl.StringVar(&f.shard, "shard", "0/1", "i/N: write only shards s with s % N == i")
 	fl.StringVar(&f.dataDir, "data-dir", "", "shared data folder (default $NDB_DATA_DIR, else ../shared/data from the repo root)")
@@ -81,7 +83,7 @@ so N machines can split one job.`,
 
 	var ef struct {
 		in, out string
-		seed    int64
+		seed    uint64
 		all     bool
 	}
 	export := &cobra.Command{
@@ -97,7 +99,7 @@ prompt ends with <|frame_sep|>, the completion is the next frame up to its
 			if ef.in == "" || ef.out == "" {
 				return fmt.Errorf("--in and --out are required")
 			}
-			st, err := dataset.Export(ef.in, ef.out, ef.seed, ef.all)
+			st, err := dataset.Export(ef.in, ef.out, int64(ef.seed), ef.all)
 			if err != nil {
 				return err
 			}
@@ -110,7 +112,7 @@ prompt ends with <|frame_sep|>, the completion is the next frame up to its
 	}
 	export.Flags().StringVar(&ef.in, "in", "", "gen output folder")
 	export.Flags().StringVar(&ef.out, "out", "", "prompt/completion JSONL file to write")
-	export.Flags().Int64Var(&ef.seed, "seed", 1, "seed of the cut points")
+	export.Flags().Uint64Var(&ef.seed, "seed", 1, "seed of the cut points")
 	export.Flags().BoolVar(&ef.all, "all-cuts", false, "one example per action instead of one per trajectory")
 	cmd.AddCommand(export)
 	rootCmd.AddCommand(cmd)
@@ -158,7 +160,7 @@ func runGen(ctx context.Context, f genFlags) error {
 	if err != nil {
 		return err
 	}
-	src, err := dataset.OpenSource(f.source, dataDir, f.seed)
+	src, err := dataset.OpenSource(f.source, dataDir, int64(f.seed))
 	if err != nil {
 		return err
 	}
@@ -168,7 +170,7 @@ func runGen(ctx context.Context, f genFlags) error {
 	}
 	lim := tracer.Limits{Timeout: f.timeout, MaxEvents: f.maxEvents, MemoryBytes: f.memoryMB << 20, ReprLimit: f.reprLimit}
 	job := &dataset.Job{
-		Source: src, N: f.n, Seed: f.seed, PerTrace: f.perTrace, ShardUnits: f.shardUnits, Out: f.out,
+		Source: src, N: f.n, Seed: int64(f.seed), PerTrace: f.perTrace, ShardUnits: f.shardUnits, Out: f.out,
 		Shard: shard, Shards: shards, Workers: max(1, f.workers),
 		NewTracer: func() (dataset.Tracer, error) {
 			return tracer.New(tracer.Options{Python: python, Limits: lim})

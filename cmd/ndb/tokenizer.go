@@ -29,7 +29,7 @@ var tokenizerTrainCmd = &cobra.Command{
 	Use:   "train --data DIR|FILE --vocab N --out FILE",
 	Short: "Train a tokenizer on `ndb gen` shards (.jsonl with a text field) or .txt files",
 	Long: `Train learns byte-level BPE merges until the vocabulary (256 bytes, merges and
-the special tokens of SPEC section 5) has N tokens, or no pair of tokens occurs twice.
+the special tokens of docs/format.md) has N tokens, or no pair of tokens occurs twice.
 DIR is searched for .jsonl, .jsonl.gz and .txt files; a FILE is read as one of those.`,
 	Args: cobra.NoArgs,
 	RunE: func(cmd *cobra.Command, _ []string) error {

@@ -44,17 +44,49 @@ def val_offsets(n, seq, max_windows):
     return offs
 
 
-def windows(tokens, offs, seq):
-    """windows returns (inputs, targets), int64 arrays (len(offs), seq)."""
+IGNORE = -100  # model.IGNORE_INDEX: a target the loss skips
+
+
+def frame_targets(tokens, bos, frame_sep, action_sep):
+    """frame_targets is model/train's FrameTargets, vectorised: a token is a
+    target when the last of <|begin_of_text|>, <|frame_sep|>, <|action_sep|>
+    strictly before it is <|frame_sep|> and it is neither of the first two
+    (so each frame is marked from the token after its <|frame_sep|> through
+    its <|action_sep|>, the end tokens of the last frame included)."""
+    t = np.asarray(tokens)
+    n = len(t)
+    if n == 0:
+        return np.zeros(0, dtype=bool)
+    ctrl = (t == bos) | (t == frame_sep) | (t == action_sep)
+    last = np.maximum.accumulate(np.where(ctrl, np.arange(n, dtype=np.int64), -1))
+    prev = np.empty(n, dtype=np.int64)
+    prev[0] = -1
+    prev[1:] = last[:-1]
+    return (prev >= 0) & (t[np.maximum(prev, 0)] == frame_sep) & (t != bos) & (t != frame_sep)
+
+
+def masked_targets(tokens, frame_ids):
+    """masked_targets: the target stream of `--loss-on frames` (int32: the
+    token where frame_targets marks it, IGNORE elsewhere), or None (all)."""
+    if frame_ids is None:
+        return None
+    return np.where(frame_targets(tokens, *frame_ids), np.asarray(tokens).astype(np.int32), np.int32(IGNORE))
+
+
+def windows(tokens, offs, seq, targets=None):
+    """windows returns (inputs, targets), int64 arrays (len(offs), seq);
+    targets come from the `targets` stream when given (masked_targets)."""
     idx = np.asarray(offs, dtype=np.int64)[:, None] + np.arange(seq + 1, dtype=np.int64)[None, :]
     w = tokens[idx].astype(np.int64)
-    return w[:, :-1], w[:, 1:]
+    if targets is None:
+        return w[:, :-1], w[:, 1:]
+    return w[:, :-1], targets[idx[:, 1:]].astype(np.int64)
 
 
 class Packed(object):
     """Packed is one folder written by `ndb pack`: meta, train and val ids."""
 
-    def __init__(self, path):
+    def __init__(self, path, frame_ids=None):
         self.path = path
         try:
             with open(os.path.join(path, "meta.json")) as f:
@@ -68,6 +100,8 @@ class Packed(object):
         self.vocab_size = int(self.meta["vocab_size"])
         self.train = self._read("train.bin", self.meta["train_tokens"])
         self.val = self._read("val.bin", self.meta["val_tokens"])
+        self.train_y = masked_targets(self.train, frame_ids)
+        self.val_y = masked_targets(self.val, frame_ids)
 
     def _read(self, name, want):
         p = os.path.join(self.path, name)
@@ -88,11 +122,13 @@ class TrainData(object):
     run goes on, concatenated in name order. The validation set is the first
     folder's val.bin only, so validation losses stay comparable."""
 
-    def __init__(self, first, watch_dir=None, loaded=()):
-        self.parts = [Packed(first)]
+    def __init__(self, first, watch_dir=None, loaded=(), frame_ids=None):
+        self.frame_ids = frame_ids
+        self.parts = [Packed(first, frame_ids)]
         self.meta = self.parts[0].meta
         self.watch_dir = watch_dir
         self.val = self.parts[0].val
+        self.val_y = self.parts[0].val_y
         self._rebuild()
         for name in loaded:
             self._add(os.path.join(watch_dir, name))
@@ -114,8 +150,9 @@ class TrainData(object):
         """train_windows: (inputs, targets) of the windows at offs of the
         concatenated stream, as windows() over one array would give."""
         if len(self.parts) == 1:
-            return windows(self.parts[0].train, offs, seq)
+            return windows(self.parts[0].train, offs, seq, self.parts[0].train_y)
         rows = np.empty((len(offs), seq + 1), dtype=np.int64)
+        ys = np.empty((len(offs), seq + 1), dtype=np.int64) if self.frame_ids is not None else None
         for r, off in enumerate(offs):
             i = int(np.searchsorted(self.starts, off, side="right")) - 1
             got = 0
@@ -124,12 +161,14 @@ class TrainData(object):
                 lo = off + got - int(self.starts[i])
                 take = min(seq + 1 - got, len(part) - lo)
                 rows[r, got:got + take] = part[lo:lo + take]
+                if ys is not None:
+                    ys[r, got:got + take] = self.parts[i].train_y[lo:lo + take]
                 got += take
                 i += 1
-        return rows[:, :-1], rows[:, 1:]
+        return rows[:, :-1], (ys if ys is not None else rows)[:, 1:]
 
     def _add(self, path):
-        p = Packed(path)
+        p = Packed(path, self.frame_ids)
         if p.meta.get("tokenizer_sha256") != self.meta.get("tokenizer_sha256"):
             raise ValueError("packed data %s was made with another tokenizer than %s" % (path, self.parts[0].path))
         self.parts.append(p)

@@ -205,6 +205,19 @@ def special_ids(template_dir):
     return ids.get("<|begin_of_text|>"), ids.get("<|end_of_text|>")
 
 
+def frame_token_ids(template_dir):
+    """frame_token_ids: the ids of <|begin_of_text|>, <|frame_sep|> and
+    <|action_sep|> in the template's tokenizer.json (data.frame_targets)."""
+    with open(os.path.join(template_dir, "tokenizer.json")) as f:
+        tok = json.load(f)
+    ids = {t["content"]: t["id"] for t in tok.get("added_tokens", [])}
+    names = ("<|begin_of_text|>", "<|frame_sep|>", "<|action_sep|>")
+    missing = [n for n in names if n not in ids]
+    if missing:
+        raise SystemExit("train: %s/tokenizer.json lacks %s (needed by --loss-on frames)" % (template_dir, ", ".join(missing)))
+    return tuple(ids[n] for n in names)
+
+
 def tokenizer_vocab_size(template_dir):
     """tokenizer_vocab_size is the number of ids of the template's tokenizer.json."""
     with open(os.path.join(template_dir, "tokenizer.json")) as f:

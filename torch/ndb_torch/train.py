@@ -61,6 +61,8 @@ def build_parser():
     p.add_argument("--export-dir", default="", help="where the HF layout goes (default OUT/hf)")
     p.add_argument("--export-dtype", default="f32", help="f32, bf16 or f16")
     p.add_argument("--shard-mb", type=float, default=0, help="split exported weights into files of at most this many MiB")
+    p.add_argument("--loss-on", default="all", choices=["all", "frames"],
+                   help="targets trained on: all tokens, or frames (what the model writes when it debugs; as ndb train --loss-on)")
     p.add_argument("--config", default="tiny", help="tiny, small, base (model/nn Configs)")
     p.add_argument("--config-json", default="", help="HF config.json (or a JSON of its 8 size fields) instead of --config")
     p.add_argument("--init", default="", help="HF folder (e.g. `ndb export`) to start from: its config and weights")
@@ -251,6 +253,7 @@ def main(argv=None):
         raise SystemExit("train: --fsdp with fp16 autocast is not supported (use bf16)")
     if args.fsdp and (not dd.enabled or TORCH_VERSION < (2, 0)):
         raise SystemExit("train: --fsdp needs torchrun with several processes and torch >= 2.0 (this is %s)" % torch.__version__)
+    frame_ids = hf.frame_token_ids(template) if args.loss_on == "frames" else None
     os.makedirs(args.out, exist_ok=True)
     ckpt_path = os.path.join(args.out, "checkpoint.pt")
     export_dir = args.export_dir or os.path.join(args.out, "hf")
@@ -265,7 +268,7 @@ def main(argv=None):
         kw = {"weights_only": False} if "weights_only" in inspect.signature(torch.load).parameters else {}
         ckpt = torch.load(ckpt_path, map_location="cpu", **kw)
         o = ckpt["options"]
-        data = D.TrainData(args.data, args.watch or None, ckpt.get("watch_loaded", []))
+        data = D.TrainData(args.data, args.watch or None, ckpt.get("watch_loaded", []), frame_ids)
         m0, m1 = ckpt["data"], data.meta
         if (m0["tokenizer_sha256"], m0["train_tokens"], m0["val_tokens"]) != (m1["tokenizer_sha256"], m1["train_tokens"], m1["val_tokens"]):
             raise SystemExit("train: --resume: the packed data (%d train tokens, tokenizer %.12s) is not what the checkpoint trained on (%d, %.12s)"
@@ -273,7 +276,7 @@ def main(argv=None):
         cfg = Config(**ckpt["config"])
         step, tokens_seen, elapsed0 = ckpt["step"], ckpt["tokens"], ckpt["elapsed_s"]
     else:
-        data = D.TrainData(args.data, args.watch or None)
+        data = D.TrainData(args.data, args.watch or None, frame_ids=frame_ids)
         o = dict(batch=args.batch, seq=args.seq, steps=args.steps or 1000, lr=args.lr, min_lr=args.min_lr,
                  warmup=args.warmup, weight_decay=args.weight_decay, beta1=args.beta1, beta2=args.beta2,
                  eps=args.eps, clip_norm=args.clip, seed=args.seed, eval_every=args.eval_every,
@@ -416,7 +419,7 @@ def main(argv=None):
                     if not args.fsdp:
                         break
                     chunk = val_offs[:1]
-                x, y = D.windows(data.val, chunk, T)
+                x, y = D.windows(data.val, chunk, T, data.val_y)
                 with autocast():
                     _, loss = em(torch.from_numpy(x).to(device), torch.from_numpy(y).to(device))
                 if real:
