@@ -10,20 +10,19 @@
 package dap
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
-	"sync"
 
 	godap "github.com/google/go-dap"
 
@@ -43,6 +42,7 @@ type Server struct {
 	reg           *engine.Registry
 	log           io.Writer
 	defaultEngine string
+	token         string // TCP connections' token (listen.go)
 }
 
 // SetDefaultEngine names the engine of launches that name none ("" =
@@ -65,85 +65,46 @@ type LaunchArgs struct {
 	Model       string `json:"model"`       // model file for the model engine ("" = the default model)
 	Call        string `json:"call"`        // debug this call of a function of program, e.g. f(1, 'a')
 	StopOnEntry bool   `json:"stopOnEntry"` // stop at the first state instead of running to a breakpoint
-}
-
-// Listen accepts connections on addr and serves each until ctx is done.
-// Only loopback addresses are accepted unless allowRemote is set: the
-// server runs programs (real engine) for whoever connects.
-func (s *Server) Listen(ctx context.Context, addr string, allowRemote bool, ready func(net.Addr)) error {
-	if err := CheckLoopback(addr); err != nil && !allowRemote {
-		return err
-	}
-	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
-	if err != nil {
-		return err
-	}
-	if ready != nil {
-		ready(l.Addr())
-	}
-	go func() { <-ctx.Done(); l.Close() }()
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	for {
-		c, err := l.Accept()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer c.Close()
-			cctx, cancel := context.WithCancel(ctx)
-			defer cancel()
-			go func() { <-cctx.Done(); c.Close() }()
-			s.Serve(cctx, c, c)
-		}()
-	}
-}
-
-// CheckLoopback returns an error unless addr's host is a loopback address
-// (or localhost).
-func CheckLoopback(addr string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("address %q: %w", addr, err)
-	}
-	if host == "localhost" {
-		return nil
-	}
-	ip := net.ParseIP(host)
-	if ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("address %q is not loopback: the server runs programs for whoever connects; use 127.0.0.1 (or --allow-remote)", addr)
-	}
-	return nil
+	NoDebug     bool   `json:"noDebug"`     // run to the end without stopping (VS Code's Run Without Debugging)
+	// TerminateAtEnd ends the session (exited, terminated) when the program
+	// ends; by default it stays stopped at the end so that reverse commands
+	// still work, until the client disconnects.
+	TerminateAtEnd bool   `json:"terminateAtEnd"`
+	Token          string `json:"token"` // the server's token (ndb dap --listen prints it)
 }
 
 // Serve runs one DAP session over r and w until the client disconnects or
-// the stream ends.
+// the stream ends (stdio: no token). Malformed input never ends it: a bad
+// frame or a body that is not a request is reported in an output event, a
+// request that cannot be decoded (an unknown command, an argument of the
+// wrong JSON type) gets an error response; then the next frame is read.
 func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
-	c := &conn{srv: s, r: bufio.NewReader(r), w: w, vars: map[int]varsRef{}}
+	return s.serve(ctx, r, w, false)
+}
+
+func (s *Server) serve(ctx context.Context, r io.Reader, w io.Writer, needToken bool) error {
+	c := &conn{srv: s, w: w, vars: map[int]varsRef{}, needToken: needToken}
 	defer c.closeSession()
+	fr := newFrameReader(r)
 	for {
-		msg, err := godap.ReadProtocolMessage(c.r)
+		body, err := fr.next()
 		if err != nil {
+			var fe *FrameError
+			if errors.As(err, &fe) {
+				c.protocolError(fe.Msg)
+				continue
+			}
 			if errors.Is(err, io.EOF) || ctx.Err() != nil {
 				return nil
 			}
-			var fe *godap.DecodeProtocolMessageFieldError
-			if errors.As(err, &fe) {
-				// A request we cannot decode (an unknown command or bad
-				// arguments): answer it, keep the session.
-				c.sendErrorFor(fe.Seq, fe.SubType, err.Error())
-				continue
-			}
 			return err
 		}
-		req, ok := msg.(godap.RequestMessage)
+		req, ok := c.decode(body)
 		if !ok {
-			continue // responses and events from a client are ignored
+			continue
+		}
+		if !c.authorize(req, body) {
+			return nil // answered; the connection is closed
 		}
 		c.handle(ctx, req)
 		if c.done {
@@ -152,33 +113,122 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	}
 }
 
+// decode reads one body; false when it is not a request to handle (it was
+// answered with an error, or it is a client's response or event, which
+// are ignored).
+func (c *conn) decode(body []byte) (godap.RequestMessage, bool) {
+	msg, err := godap.DecodeProtocolMessage(body)
+	if err == nil {
+		req, ok := msg.(godap.RequestMessage)
+		return req, ok
+	}
+	// Read what can be read of the head to answer the right request.
+	var head map[string]json.RawMessage
+	if json.Unmarshal(body, &head) != nil {
+		c.protocolError(fmt.Sprintf("a message that is not a JSON object (%d bytes)", len(body)))
+		return nil, false
+	}
+	var typ, command string
+	var seq int
+	json.Unmarshal(head["type"], &typ)
+	json.Unmarshal(head["command"], &command)
+	seqErr := json.Unmarshal(head["seq"], &seq)
+	switch {
+	case typ == "response" || typ == "event":
+		fmt.Fprintf(c.srv.log, "dap: ignoring a malformed %s from the client: %v\n", typ, err)
+	case typ == "request" && seqErr == nil:
+		fmt.Fprintf(c.srv.log, "dap: %s: %v\n", command, err)
+		c.sendErrorFor(seq, command, "bad request: "+err.Error())
+	default:
+		c.protocolError("not a DAP request: " + err.Error())
+	}
+	return nil, false
+}
+
+// protocolError reports input that has no request seq to answer.
+func (c *conn) protocolError(msg string) {
+	fmt.Fprintf(c.srv.log, "dap: %s\n", msg)
+	c.send(&godap.OutputEvent{Event: c.event("output"), Body: godap.OutputEventBody{Category: "console",
+		Output: "ndb dap: malformed input: " + msg + "\n"}})
+}
+
+// authorize checks a TCP connection's token (see Listen): false when the
+// request was refused and the connection must close.
+func (c *conn) authorize(req godap.RequestMessage, body []byte) bool {
+	if !c.needToken || c.authed {
+		return true
+	}
+	var m struct {
+		Arguments struct {
+			Token *string `json:"token"`
+		} `json:"arguments"`
+	}
+	json.Unmarshal(body, &m) // the request decoded, so body is an object
+	r := req.GetRequest()
+	switch {
+	case m.Arguments.Token != nil && tokenOK(*m.Arguments.Token, c.srv.token):
+		c.authed = true
+		return true
+	case m.Arguments.Token != nil:
+		c.sendErrorFor(r.Seq, r.Command, "wrong token; closing the connection")
+		return false
+	case preAuth[r.Command]:
+		return true
+	}
+	c.sendErrorFor(r.Seq, r.Command, "this server needs its token before "+r.Command+
+		": add \"token\" (printed by `ndb dap --listen` at start) to the launch arguments; closing the connection")
+	return false
+}
+
 // conn is one client's state.
 type conn struct {
 	srv *Server
-	r   *bufio.Reader
 	w   io.Writer
 	seq int
+
+	needToken bool // a TCP connection: requests need the token (authorize)
+	authed    bool
 
 	args       LaunchArgs
 	sess       *debugger.Session
 	eng        engine.Engine
-	fileLines  int          // lines of the program file; later lines are the wrapper's
-	pending    map[int]bool // breakpoints set before launch
+	fileLines  int                       // lines of the program file; later lines are the wrapper's
+	pending    map[string][]pendingBreak // breakpoints set before launch, by the file's absolute path
+	conds      map[int]*condition        // conditions of the session's breakpoints, by line (rebuildBreaks)
+	lineBreaks map[int]string            // the program's line breakpoints: line -> condition ("" none)
+	funcs      []funcBreak               // function breakpoints (funcbreak.go)
+	funcLines  map[int]string            // their lines -> condition
+	nextBP     int                       // last breakpoint id
 	vars       map[int]varsRef
-	configured bool
-	launched   bool
+	raised     bool // exception filter "raised": continue stops where an exception is raised (real engine)
+	uncaught   bool // exception filter "uncaught": the end by an uncaught exception is an exception stop
+	configured bool // configurationDone came (before or after launch)
+	started    bool // the first stop (or the run to the end) was reported
 	done       bool
 	terminated bool
+}
+
+// pendingBreak is a breakpoint set before launch, applied by launch.
+type pendingBreak struct {
+	id   int
+	line int
+	cond string
+	src  godap.Source
 }
 
 // varsRef says what a variablesReference shows: the locals of stack frame
 // frame, or the return value of the current stop.
 type varsRef struct {
-	frame  int
-	retval bool
+	value      string // a container's repr: its children (frame 0)
+	frame      int
+	retval     bool
+	prediction bool // the Prediction scope of a predicted stop: its confidence
 }
 
 func (c *conn) send(m godap.Message) {
+	if _, ok := m.(godap.EventMessage); ok && c.terminated {
+		return // no event follows terminated
+	}
 	if err := godap.WriteProtocolMessage(c.w, m); err != nil {
 		fmt.Fprintf(c.srv.log, "dap: write: %v\n", err)
 	}
@@ -234,9 +284,12 @@ func (c *conn) dispatch(ctx context.Context, req godap.RequestMessage) error {
 		return c.onLaunch(ctx, r)
 	case *godap.SetBreakpointsRequest: // Required
 		return c.onSetBreakpoints(r)
-	case *godap.SetExceptionBreakpointsRequest: // Required by VS Code's start-up sequence; we have no filters
-		c.send(&godap.SetExceptionBreakpointsResponse{Response: c.response(r)})
-		return nil
+	case *godap.SetExceptionBreakpointsRequest: // Required by VS Code's start-up sequence; filters raised, uncaught
+		return c.onSetExceptionBreakpoints(r)
+	case *godap.SetFunctionBreakpointsRequest: // Optional (supportsFunctionBreakpoints)
+		return c.onSetFunctionBreakpoints(r)
+	case *godap.SetVariableRequest: // Optional (supportsSetVariable): model engines' counterfactuals
+		return c.onSetVariable(r)
 	case *godap.ConfigurationDoneRequest: // Optional (supportsConfigurationDoneRequest)
 		return c.onConfigurationDone(ctx, r)
 	case *godap.ThreadsRequest: // Required
@@ -284,6 +337,13 @@ func (c *conn) onInitialize(r *godap.InitializeRequest) error {
 		SupportsStepBack:                 true,
 		SupportsEvaluateForHovers:        true,
 		SupportsTerminateRequest:         true,
+		SupportsConditionalBreakpoints:   true,
+		SupportsSetVariable:              true,
+		SupportsFunctionBreakpoints:      true,
+		ExceptionBreakpointFilters: []godap.ExceptionBreakpointsFilter{
+			{Filter: "raised", Label: "Raised Exceptions", Description: "Continue stops where an exception is raised, caught or not (real engine)"},
+			{Filter: "uncaught", Label: "Uncaught Exceptions", Description: "Stop at the end of a program that an exception ended", Default: true},
+		},
 	}})
 	c.send(&godap.InitializedEvent{Event: c.event("initialized")})
 	return nil
@@ -327,53 +387,121 @@ func (c *conn) onLaunch(ctx context.Context, r *godap.LaunchRequest) error {
 	}
 	c.args, c.eng, c.sess = a, eng, sess
 	c.fileLines = len(debugger.SourceLines(string(src)))
-	for line := range c.pending {
-		sess.SetBreak(line) // refusals were reported when they were set
-	}
+	c.conds, c.lineBreaks, c.funcLines = map[int]*condition{}, map[int]string{}, map[int]string{}
 	c.send(&godap.LaunchResponse{Response: c.response(r)})
+	c.applyPending()
+	for _, b := range c.resolveFuncs() {
+		c.send(&godap.BreakpointEvent{Event: c.event("breakpoint"), Body: godap.BreakpointEventBody{Reason: "changed", Breakpoint: b}})
+	}
+	if c.configured {
+		c.begin(ctx) // configurationDone came first
+	}
 	return nil
 }
 
+// applyPending sets the breakpoints given before launch: the program's
+// (a refusal, or any breakpoint with noDebug, becomes a breakpoint event
+// that unverifies it) and other files' (unverified: ndb debugs one file).
+func (c *conn) applyPending() {
+	paths := make([]string, 0, len(c.pending))
+	for p := range c.pending {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		for _, b := range c.pending[p] {
+			why := ""
+			switch {
+			case c.args.NoDebug:
+				why = "noDebug: the program runs without stopping"
+			case p != "" && !samePath(p, c.args.Program):
+				why = "ndb debugs only " + c.args.Program
+			default:
+				why = c.addBreak(b.line, b.cond)
+			}
+			if why != "" {
+				src := b.src
+				c.send(&godap.BreakpointEvent{Event: c.event("breakpoint"), Body: godap.BreakpointEventBody{Reason: "changed",
+					Breakpoint: godap.Breakpoint{Id: b.id, Line: b.line, Source: &src, Message: why}}})
+			}
+		}
+	}
+	c.pending = nil
+	c.rebuildBreaks()
+}
+
+// addBreak records a line breakpoint of the program with its condition
+// (rebuildBreaks applies it); it returns why it was refused ("" when set).
+func (c *conn) addBreak(line int, cond string) string {
+	if _, err := parseCondition(cond); err != nil {
+		return err.Error()
+	}
+	if why := debugger.CheckBreakLine(c.sess.Source(), line); why != "" {
+		return why
+	}
+	c.lineBreaks[line] = cond
+	return ""
+}
+
 func (c *conn) onSetBreakpoints(r *godap.SetBreakpointsRequest) error {
-	lines := r.Arguments.Lines
-	if len(r.Arguments.Breakpoints) > 0 {
-		lines = lines[:0:0]
-		for _, b := range r.Arguments.Breakpoints {
-			lines = append(lines, b.Line)
+	src := r.Arguments.Source
+	bps := r.Arguments.Breakpoints
+	if len(bps) == 0 {
+		for _, l := range r.Arguments.Lines {
+			bps = append(bps, godap.SourceBreakpoint{Line: l})
 		}
 	}
-	out := make([]godap.Breakpoint, len(lines))
-	if p := r.Arguments.Source.Path; c.sess != nil && p != "" && !samePath(p, c.args.Program) {
-		// ndb debugs one file: breakpoints elsewhere never hit.
-		for i, l := range lines {
-			out[i] = godap.Breakpoint{Line: l, Source: &r.Arguments.Source, Message: "ndb debugs only " + c.args.Program}
+	out := make([]godap.Breakpoint, len(bps))
+	for i, b := range bps {
+		c.nextBP++
+		out[i] = godap.Breakpoint{Id: c.nextBP, Line: b.Line, Verified: true, Source: &src}
+	}
+	refuse := func(i int, why string) { out[i].Verified, out[i].Message = false, why }
+	switch {
+	case c.sess == nil:
+		// Before launch: kept per file until launch knows the program.
+		key := src.Path
+		if abs, err := filepath.Abs(key); err == nil && key != "" {
+			key = filepath.Clean(abs)
 		}
-		c.send(&godap.SetBreakpointsResponse{Response: c.response(r), Body: godap.SetBreakpointsResponseBody{Breakpoints: out}})
-		return nil
-	}
-	if c.sess == nil {
-		c.pending = map[int]bool{}
-	} else {
-		c.sess.ClearBreaks()
-	}
-	for i, l := range lines {
-		out[i] = godap.Breakpoint{Line: l, Verified: true, Source: &r.Arguments.Source}
-		var why string
-		if c.sess != nil {
-			if err := c.sess.SetBreak(l); err != nil {
+		if c.pending == nil {
+			c.pending = map[string][]pendingBreak{}
+		}
+		var text []byte
+		if key != "" && (!c.needToken || c.authed) { // no file reads before the token
+			text, _ = os.ReadFile(key)
+		}
+		list := make([]pendingBreak, 0, len(bps))
+		for i, b := range bps {
+			why := ""
+			if _, err := parseCondition(b.Condition); err != nil {
 				why = err.Error()
+			} else if text != nil {
+				why = debugger.CheckBreakLine(string(text), b.Line)
 			}
-		} else if src, err := os.ReadFile(r.Arguments.Source.Path); err == nil {
-			why = debugger.CheckBreakLine(string(src), l)
-			if why == "" {
-				c.pending[l] = true
+			if why != "" {
+				refuse(i, why)
+				continue
 			}
-		} else {
-			c.pending[l] = true
+			list = append(list, pendingBreak{id: out[i].Id, line: b.Line, cond: b.Condition, src: src})
 		}
-		if why != "" {
-			out[i].Verified, out[i].Message = false, why
+		c.pending[key] = list
+	case c.args.NoDebug:
+		for i := range out {
+			refuse(i, "noDebug: the program runs without stopping")
 		}
+	case src.Path != "" && !samePath(src.Path, c.args.Program):
+		for i := range out {
+			refuse(i, "ndb debugs only "+c.args.Program) // breakpoints elsewhere never hit
+		}
+	default:
+		c.lineBreaks = map[int]string{}
+		for i, b := range bps {
+			if why := c.addBreak(b.Line, b.Condition); why != "" {
+				refuse(i, why)
+			}
+		}
+		c.rebuildBreaks()
 	}
 	c.send(&godap.SetBreakpointsResponse{Response: c.response(r), Body: godap.SetBreakpointsResponseBody{Breakpoints: out}})
 	return nil
@@ -387,28 +515,166 @@ func samePath(a, b string) bool {
 
 func (c *conn) onConfigurationDone(ctx context.Context, r *godap.ConfigurationDoneRequest) error {
 	c.send(&godap.ConfigurationDoneResponse{Response: c.response(r)})
-	if c.sess == nil || c.configured {
-		return nil
-	}
 	c.configured = true
+	if c.sess != nil {
+		c.begin(ctx)
+	} // else launch begins: clients send configurationDone before or after launch
+	return nil
+}
+
+// begin runs the program to its first stop once both launch and
+// configurationDone have come, in either order.
+func (c *conn) begin(ctx context.Context) {
+	if c.started {
+		return
+	}
+	c.started = true
 	if cur := c.sess.Current(); cur.IsExit() && cur.Exit != debugger.ExitInvEntry {
 		// The run ended before its first stop (a syntax error): tell how,
 		// rather than "the program has exited" from a continue.
 		c.report(cur, "entry")
-		return nil
+		return
 	}
-	if c.args.StopOnEntry {
+	if c.args.StopOnEntry && !c.args.NoDebug {
 		c.stopped(c.sess.Current(), "entry", "")
-		return nil
+		return
 	}
-	st, err := c.sess.Do(ctx, debugger.Command{Action: debugger.Continue})
+	st, err := c.cont(ctx, false)
 	if err != nil {
-		c.output("stderr", err.Error())
+		c.output("stderr", err.Error()+"\n")
 		c.stopped(c.sess.Current(), "exception", err.Error())
-		return nil
+		return
 	}
 	c.report(st, "breakpoint")
+}
+
+func (c *conn) onSetExceptionBreakpoints(r *godap.SetExceptionBreakpointsRequest) error {
+	ids := append([]string(nil), r.Arguments.Filters...)
+	for _, o := range r.Arguments.FilterOptions {
+		ids = append(ids, o.FilterId)
+	}
+	c.raised, c.uncaught = false, false
+	out := make([]godap.Breakpoint, 0, len(ids))
+	for _, id := range ids {
+		b := godap.Breakpoint{Verified: true}
+		switch id {
+		case "raised":
+			c.raised = true
+			if c.sess != nil && engine.IsPredicted(c.sess) {
+				b.Verified, b.Message = false, "a model engine predicts only the stops it is asked for: raised exceptions need the real engine"
+			}
+		case "uncaught":
+			c.uncaught = true
+		default:
+			b.Verified, b.Message = false, fmt.Sprintf("no exception filter %q (ndb has raised and uncaught)", id)
+		}
+		out = append(out, b)
+	}
+	c.send(&godap.SetExceptionBreakpointsResponse{Response: c.response(r), Body: godap.SetExceptionBreakpointsResponseBody{Breakpoints: out}})
 	return nil
+}
+
+// onSetVariable edits a local of the current stop: a model engine's
+// counterfactual (engine.SetLocal, as the console's set NAME = VALUE); the
+// real engine replays a recorded run, so its values cannot change.
+func (c *conn) onSetVariable(r *godap.SetVariableRequest) error {
+	if c.sess == nil {
+		return errors.New("not launched")
+	}
+	v, ok := c.vars[r.Arguments.VariablesReference]
+	if !ok || v.frame != 1 || v.retval || v.prediction {
+		return errors.New("setVariable: only the current frame's locals can be set")
+	}
+	if !engine.IsPredicted(c.sess) {
+		return errors.New("setVariable: the real engine replays a recorded run, so its values cannot change (a model engine's can: its next prediction continues from the edit)")
+	}
+	st, err := engine.SetLocal(c.sess, r.Arguments.Name, r.Arguments.Value)
+	if err != nil {
+		return err
+	}
+	val, _ := st.Locals.Get(strings.TrimSpace(r.Arguments.Name))
+	nv := c.variable(r.Arguments.Name, val, "")
+	c.send(&godap.SetVariableResponse{Response: c.response(r), Body: godap.SetVariableResponseBody{Value: val,
+		VariablesReference: nv.VariablesReference, NamedVariables: nv.NamedVariables, IndexedVariables: nv.IndexedVariables}})
+	return nil
+}
+
+// maxConditionSkips bounds the continues past breakpoints whose condition
+// is false.
+const maxConditionSkips = 100000
+
+// cont continues (backward: reverse-continues) to a breakpoint whose
+// condition holds, or to the end. A condition that cannot be evaluated
+// stops, as in pdb, and says why on the console.
+func (c *conn) cont(ctx context.Context, backward bool) (debugger.Stop, error) {
+	if c.raised && !backward && !engine.IsPredicted(c.sess) {
+		return c.contRaised(ctx)
+	}
+	cmd := debugger.Command{Action: debugger.Continue, Backward: backward}
+	for range maxConditionSkips {
+		st, err := c.sess.Do(ctx, cmd)
+		if err != nil || st.IsExit() || st.Event != "line" {
+			return st, err
+		}
+		cd := c.conds[st.Lineno]
+		if cd == nil || !contains(c.sess.Breaks(), st.Lineno) {
+			return st, nil
+		}
+		ok, err := cd.eval(st.Locals)
+		if err != nil {
+			c.output("console", fmt.Sprintf("breakpoint condition %q at line %d: %v; stopping\n", cd.original, st.Lineno, err))
+			return st, nil
+		}
+		if ok {
+			return st, nil
+		}
+	}
+	return c.sess.Current(), fmt.Errorf("gave up after %d breakpoint hits whose condition was false", maxConditionSkips)
+}
+
+// contRaised continues by steps into, stopping also where an exception is
+// raised (each frame it passes through is an exception event).
+func (c *conn) contRaised(ctx context.Context) (debugger.Stop, error) {
+	for range maxConditionSkips {
+		st, err := c.sess.Do(ctx, debugger.Command{Action: debugger.StepInto})
+		if err != nil || st.IsExit() || st.Event == "exception" {
+			return st, err
+		}
+		if st.Event != "line" || !contains(c.sess.Breaks(), st.Lineno) {
+			continue
+		}
+		cd := c.conds[st.Lineno]
+		if cd == nil {
+			return st, nil
+		}
+		ok, err := cd.eval(st.Locals)
+		if err != nil {
+			c.output("console", fmt.Sprintf("breakpoint condition %q at line %d: %v; stopping\n", cd.original, st.Lineno, err))
+			return st, nil
+		}
+		if ok {
+			return st, nil
+		}
+	}
+	return c.sess.Current(), fmt.Errorf("gave up after %d steps looking for a raised exception", maxConditionSkips)
+}
+
+// step runs a stepping command with the conditional breakpoints lifted: a
+// step stops at a plain breakpoint it passes (as pdb's), but the engine
+// cannot weigh a condition in the middle of a step, so it ignores those.
+func (c *conn) step(ctx context.Context, cmd debugger.Command) (debugger.Stop, error) {
+	var lifted []int
+	for line := range c.conds {
+		if c.sess.ClearBreak(line) == nil {
+			lifted = append(lifted, line)
+		}
+	}
+	defer func() {
+		for _, l := range lifted {
+			c.sess.SetBreak(l)
+		}
+	}()
+	return c.sess.Do(ctx, cmd)
 }
 
 // move runs one command, answers the request, then reports where it
@@ -418,9 +684,26 @@ func (c *conn) move(ctx context.Context, req godap.RequestMessage, cmd debugger.
 	if c.sess == nil {
 		return errors.New("not launched")
 	}
+	if c.terminated {
+		return errors.New("the session has ended")
+	}
 	// Run first, answer after: a panic in the engine then yields one
 	// error response instead of a success followed by an error.
-	st, err := c.sess.Do(ctx, cmd)
+	var st debugger.Stop
+	var err error
+	if cmd.Action == debugger.Continue {
+		st, err = c.cont(ctx, cmd.Backward)
+	} else {
+		st, err = c.step(ctx, cmd)
+	}
+	text := ""
+	if err == nil && cmd.Reverse() && st.IsExit() && st.Exit == debugger.ExitInvEntry {
+		// Back past the first stop: rest on the first stop, not on an
+		// empty "before the start" with no frame to show.
+		if first, ferr := c.sess.Do(ctx, debugger.Command{Action: debugger.StepInto}); ferr == nil && !first.IsExit() {
+			st, reason, text = first, "entry", "Reached the start of the program"
+		}
+	}
 	switch r := req.(type) {
 	case *godap.NextRequest:
 		c.send(&godap.NextResponse{Response: c.response(r)})
@@ -440,12 +723,19 @@ func (c *conn) move(ctx context.Context, req godap.RequestMessage, cmd debugger.
 		c.stopped(c.sess.Current(), "step", err.Error())
 		return nil
 	}
+	if text != "" {
+		c.stopped(st, reason, text)
+		return nil
+	}
 	c.report(st, reason)
 	return nil
 }
 
-// report sends the events for a stop: stopped, or exited and terminated at
-// the end of the program.
+// report sends the events for a stop. At the end of the program it sends
+// the program's output and "program ended: ..." on the console, then
+// stays stopped at the end (reason "exit") so that reverse commands still
+// work; with noDebug or terminateAtEnd it sends exited and terminated
+// instead.
 func (c *conn) report(st debugger.Stop, reason string) {
 	if st.IsExit() && st.Exit != debugger.ExitInvEntry {
 		if out, ok := c.sess.Output(); ok && out != "" {
@@ -456,12 +746,22 @@ func (c *conn) report(st debugger.Stop, reason string) {
 			msg += ": " + st.Arg
 		}
 		c.output("console", msg+"\n")
-		code := 0
-		if st.Exit != "normal" {
-			code = 1
+		if c.args.NoDebug || c.args.TerminateAtEnd || len(c.sess.History()) == 1 {
+			// (A run that ended before its first state has nothing to
+			// step back into.)
+			code := 0
+			if st.Exit != "normal" {
+				code = 1
+			}
+			c.send(&godap.ExitedEvent{Event: c.event("exited"), Body: godap.ExitedEventBody{ExitCode: code}})
+			c.terminate()
+			return
 		}
-		c.send(&godap.ExitedEvent{Event: c.event("exited"), Body: godap.ExitedEventBody{ExitCode: code}})
-		c.terminate()
+		if st.Exit == "error" && c.uncaught {
+			c.stopped(st, "exception", st.Arg) // post-mortem: stepBack shows where it was raised
+			return
+		}
+		c.stopped(st, "exit", "")
 		return
 	}
 	if st.IsExit() {
@@ -482,23 +782,48 @@ func contains(xs []int, x int) bool {
 
 func (c *conn) stopped(st debugger.Stop, reason, text string) {
 	c.vars = map[int]varsRef{}
-	desc := st.Event
-	switch {
-	case st.IsExit() && st.Exit == debugger.ExitInvEntry:
-		desc = "before the start (" + st.Exit + ")"
-	case st.IsExit():
-		desc = "after the end (" + st.Exit + ")"
+	desc := describe(st, reason)
+	if p := predictedText(st); p != "" {
+		desc += ", " + p
 	}
 	c.send(&godap.StoppedEvent{Event: c.event("stopped"), Body: godap.StoppedEventBody{
 		Reason: reason, Description: desc, ThreadId: threadID, AllThreadsStopped: true, Text: text}})
+}
+
+// describe is a stop as a person reads it in the client's call stack
+// pane: "Paused on breakpoint", "Returned from f", "Program ended".
+func describe(st debugger.Stop, reason string) string {
+	switch {
+	case st.IsExit() && st.Exit == debugger.ExitInvEntry:
+		return "Before the start of the program"
+	case st.IsExit() && st.Exit == "normal":
+		return "Program ended"
+	case st.IsExit() && st.Exit == "error" && reason == "exception":
+		return "Paused on uncaught exception"
+	case st.IsExit() && st.Exit == "error":
+		return "Program ended with an uncaught exception"
+	case st.IsExit():
+		return "Program ended (" + st.Exit + ")"
+	case st.Event == "exception":
+		return "Paused on exception in " + st.Function
+	case reason == "breakpoint":
+		return "Paused on breakpoint"
+	case reason == "entry":
+		return "Paused on entry"
+	case st.Event == "return":
+		return "Returned from " + st.Function
+	case st.Event == "call":
+		return "Called " + st.Function
+	}
+	return "Paused on step"
 }
 
 func (c *conn) terminate() {
 	if c.terminated {
 		return
 	}
-	c.terminated = true
 	c.send(&godap.TerminatedEvent{Event: c.event("terminated")})
+	c.terminated = true
 }
 
 func (c *conn) output(category, text string) {
@@ -507,10 +832,28 @@ func (c *conn) output(category, text string) {
 
 func (c *conn) closeSession() {}
 
-// frames is the stack innermost first, as DAP lists it.
+// frames is the stack innermost first, as DAP lists it. At an exit it is
+// one frame that says so, at the last line the program ran (a client
+// shows nothing useful for a stopped thread without frames).
 func (c *conn) frames() []debugger.Stop {
-	if c.sess == nil || c.sess.Current().IsExit() {
+	if c.sess == nil {
 		return nil
+	}
+	if cur := c.sess.Current(); cur.IsExit() {
+		line := 1
+		h := c.sess.History()
+		for i := len(h) - 1; i >= 0; i-- {
+			if !h[i].Stop.IsExit() && h[i].Stop.Lineno > 0 {
+				line = h[i].Stop.Lineno
+				break
+			}
+		}
+		if cur.Exit == debugger.ExitInvEntry {
+			line = 1
+		}
+		pseudo := cur
+		pseudo.Lineno = line
+		return []debugger.Stop{pseudo}
 	}
 	stack := c.sess.Stack()
 	out := make([]debugger.Stop, len(stack))
@@ -536,6 +879,8 @@ func (c *conn) onStackTrace(r *godap.StackTraceRequest) error {
 	for i, f := range fs {
 		name := f.Function
 		switch f.Event {
+		case debugger.EventExit:
+			name = "<" + strings.ToLower(describe(f, "")) + ">"
 		case "call":
 			name += " --Call--"
 		case "return":
@@ -560,6 +905,9 @@ func (c *conn) onScopes(r *godap.ScopesRequest) error {
 	if id < 1 || id > len(fs) {
 		return fmt.Errorf("no frame %d", id)
 	}
+	if len(c.vars) >= maxRefs {
+		c.vars = map[int]varsRef{} // a client that never moves: start over
+	}
 	ref := len(c.vars) + 1
 	c.vars[ref] = varsRef{frame: id}
 	scopes := []godap.Scope{{Name: "Locals", PresentationHint: "locals", VariablesReference: ref, NamedVariables: len(fs[id-1].Locals)}}
@@ -572,6 +920,11 @@ func (c *conn) onScopes(r *godap.ScopesRequest) error {
 		}
 		scopes = append([]godap.Scope{{Name: name, VariablesReference: ref2, NamedVariables: 1}}, scopes...)
 	}
+	if id == 1 && fs[0].Predicted {
+		ref3 := len(c.vars) + 1
+		c.vars[ref3] = varsRef{frame: id, prediction: true}
+		scopes = append(scopes, godap.Scope{Name: "Prediction", VariablesReference: ref3, NamedVariables: len(predictionVars(fs[0]))})
+	}
 	c.send(&godap.ScopesResponse{Response: c.response(r), Body: godap.ScopesResponseBody{Scopes: scopes}})
 	return nil
 }
@@ -582,17 +935,32 @@ func (c *conn) onVariables(r *godap.VariablesRequest) error {
 	if !ok || v.frame > len(fs) {
 		return fmt.Errorf("no variables %d (they expire when the program moves)", r.Arguments.VariablesReference)
 	}
-	f := fs[v.frame-1]
 	var out []godap.Variable
-	if v.retval {
+	switch {
+	case v.frame == 0: // a container's elements
+		kids, _ := children(v.value)
+		for _, k := range kids {
+			out = append(out, c.variable(k.name, k.value, ""))
+		}
+	case v.prediction:
+		out = predictionVars(fs[v.frame-1])
+	case v.retval:
+		f := fs[v.frame-1]
 		name := "__return__"
 		if f.Event == "exception" {
 			name = "__exception__"
 		}
-		out = append(out, godap.Variable{Name: name, Value: f.Arg, EvaluateName: name})
-	} else {
-		for _, l := range f.Locals {
-			out = append(out, godap.Variable{Name: l.Name, Value: l.Value, EvaluateName: l.Name})
+		out = append(out, c.variable(name, f.Arg, name))
+	default:
+		for _, l := range fs[v.frame-1].Locals {
+			out = append(out, c.variable(l.Name, l.Value, l.Name))
+		}
+	}
+	if start := r.Arguments.Start; start > 0 || r.Arguments.Count > 0 {
+		start = min(max(start, 0), len(out))
+		out = out[start:]
+		if n := r.Arguments.Count; n > 0 && n < len(out) {
+			out = out[:n]
 		}
 	}
 	if out == nil {
@@ -600,6 +968,37 @@ func (c *conn) onVariables(r *godap.VariablesRequest) error {
 	}
 	c.send(&godap.VariablesResponse{Response: c.response(r), Body: godap.VariablesResponseBody{Variables: out}})
 	return nil
+}
+
+// maxRefs bounds the variablesReferences of one stop.
+const maxRefs = 1 << 16
+
+// variable is a variable whose value, when it is a container, expands:
+// its variablesReference (> 0) lists the elements read from its repr.
+func (c *conn) variable(name, value, evalName string) godap.Variable {
+	v := godap.Variable{Name: name, Value: value, EvaluateName: evalName}
+	if kids, ok := children(value); ok && len(c.vars) < maxRefs {
+		ref := len(c.vars) + 1
+		c.vars[ref] = varsRef{value: value}
+		v.VariablesReference = ref
+		if isIndexed(kids) {
+			v.IndexedVariables = len(kids)
+		} else {
+			v.NamedVariables = len(kids)
+		}
+	}
+	return v
+}
+
+// isIndexed reports whether children are numbered 0, 1, ... (a list, a
+// tuple, a set) rather than named.
+func isIndexed(kids []child) bool {
+	for i, k := range kids {
+		if k.name != strconv.Itoa(i) && k.name != "..." {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *conn) onSource(r *godap.SourceRequest) error {
@@ -660,4 +1059,32 @@ func (c *conn) onEvaluate(ctx context.Context, r *godap.EvaluateRequest) error {
 func (c *conn) neuralCommand(ctx context.Context, expr string) (result string, moved, ok bool, err error) {
 	res, ok, err := engine.RunCommand(ctx, c.sess, c.srv.reg.Real(), expr)
 	return res.Message, res.Moved, ok, err
+}
+
+// predictedText is how a predicted stop is described: "predicted
+// (confidence 0.87, min 0.41)" with the mean and the least probability of
+// the tokens the model wrote for it, "predicted" without figures (a
+// model's start, read from the source); "" for the real engine's stops.
+func predictedText(st debugger.Stop) string {
+	switch {
+	case !st.Predicted:
+		return ""
+	case st.Confidence == nil:
+		return "predicted"
+	}
+	// Two decimals, cut rather than rounded: 0.996 is 0.99, 1.00 means sure.
+	cut := func(x float64) float64 { return math.Floor(x*100+1e-9) / 100 }
+	return fmt.Sprintf("predicted (confidence %.2f, min %.2f)", cut(st.Confidence.Mean), cut(st.Confidence.Min))
+}
+
+// predictionVars are the variables of a predicted stop's Prediction scope.
+func predictionVars(st debugger.Stop) []godap.Variable {
+	out := []godap.Variable{{Name: "predicted", Value: "True"}}
+	if c := st.Confidence; c != nil {
+		out = append(out,
+			godap.Variable{Name: "confidence", Value: fmt.Sprintf("%.4g", c.Mean)},
+			godap.Variable{Name: "confidence_min", Value: fmt.Sprintf("%.4g", c.Min)},
+			godap.Variable{Name: "tokens", Value: fmt.Sprint(c.Tokens)})
+	}
+	return out
 }

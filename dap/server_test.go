@@ -47,12 +47,19 @@ type client struct {
 	conn net.Conn
 	r    *bufio.Reader
 	seq  int
+
+	token string // added to launch arguments given as a map
 }
 
 func (c *client) send(command string, args any) int {
 	c.t.Helper()
 	c.seq++
 	m := map[string]any{"seq": c.seq, "type": "request", "command": command}
+	if a, ok := args.(map[string]any); ok && command == "launch" && c.token != "" {
+		if _, has := a["token"]; !has {
+			a["token"] = c.token
+		}
+	}
 	if args != nil {
 		m["arguments"] = args
 	}
@@ -165,7 +172,7 @@ func startServer(t *testing.T, reg *engine.Registry) (*client, func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &client{t: t, conn: conn, r: bufio.NewReader(conn)}
+	c := &client{t: t, conn: conn, r: bufio.NewReader(conn), token: srv.Token()}
 	return c, func() {
 		conn.Close()
 		cancel()
@@ -282,8 +289,8 @@ func TestRealEngineSession(t *testing.T) {
 		{"stepIn", "step", 8, "total"},
 		{"reverseContinue", "breakpoint", 2, "square"},
 		{"reverseContinue", "breakpoint", 2, "square"},
-		{"reverseContinue", "entry", 0, ""},
-		{"stepIn", "step", 19, "main --Call--"},
+		{"reverseContinue", "entry", 19, "main --Call--"}, // no earlier hit: the first stop, with its frame
+		{"stepIn", "step", 20, "main"},
 	}
 	for i, s := range steps {
 		reason, top := c.move(s.cmd)
@@ -292,9 +299,14 @@ func TestRealEngineSession(t *testing.T) {
 		}
 	}
 	c.ok("setBreakpoints", map[string]any{"source": map[string]any{"path": program(t)}, "breakpoints": []any{}})
-	c.ok("continue", map[string]any{"threadId": 1})
-	c.waitEvent("exited")
-	c.waitEvent("terminated")
+	// The end is a stop (reason exit) with one frame, so that reverse
+	// commands still work.
+	if reason, top := c.move("continue"); reason != "exit" || top.Name != "<program ended>" || top.Line != 20 {
+		t.Errorf("at the end: reason %q, top %+v", reason, top)
+	}
+	if reason, top := c.move("stepBack"); reason != "step" || top.Name != "main --Return--" {
+		t.Errorf("step back from the end: reason %q, top %+v", reason, top)
+	}
 	if r, _ := c.call("pause", map[string]any{"threadId": 1}); r.GetResponse().Success {
 		t.Error("pause is not supported and must be answered with an error")
 	}
@@ -373,7 +385,9 @@ func TestModelEngineSession(t *testing.T) {
 		t.Errorf("verify: %s", v.Body.Result)
 	}
 	c.ok("evaluate", map[string]any{"expression": "resample", "context": "repl"})
-	c.waitEvent("terminated")
+	if e := c.waitEvent("stopped").(*godap.StoppedEvent); e.Body.Reason != "exit" {
+		t.Errorf("resample to the end: %+v", e.Body)
+	}
 	if samples != 1 {
 		t.Errorf("%d samples", samples)
 	}
@@ -458,7 +472,7 @@ func TestFiftyConcurrentConnections(t *testing.T) {
 			// t.Fatal cannot run off the test goroutine: record failures
 			// and report them here.
 			sub := &goFailer{}
-			c := &client{t: sub, conn: conn, r: bufio.NewReader(conn)}
+			c := &client{t: sub, conn: conn, r: bufio.NewReader(conn), token: srv.Token()}
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
@@ -471,7 +485,7 @@ func TestFiftyConcurrentConnections(t *testing.T) {
 					errs <- fmt.Sprintf("client %d: locals %v", i, l)
 				}
 				c.ok("continue", map[string]any{"threadId": 1})
-				c.waitEvent("terminated")
+				c.waitEvent("stopped") // at the end
 				c.ok("disconnect", nil)
 			}()
 			select {
@@ -501,7 +515,7 @@ func TestProgramThatNeverStarts(t *testing.T) {
 	c, stop := startServer(t, sharedReal())
 	defer stop()
 	initialize(t, c)
-	if r, _ := c.call("launch", nil); r.GetResponse().Success || !strings.Contains(r.GetResponse().Message, `"program"`) {
+	if r, _ := c.call("launch", map[string]any{}); r.GetResponse().Success || !strings.Contains(r.GetResponse().Message, `"program"`) {
 		t.Errorf("launch without arguments: %+v", r.GetResponse())
 	}
 	bad := filepath.Join(t.TempDir(), "bad.py")
@@ -528,9 +542,9 @@ func TestProgramThatNeverStarts(t *testing.T) {
 	if !strings.Contains(console, "SyntaxError") {
 		t.Errorf("console %q does not show the syntax error", console)
 	}
-	c.ok("continue", map[string]any{"threadId": 1})
-	if e := c.waitEvent("stopped").(*godap.StoppedEvent); e.Body.Description != "after the end (error)" {
-		t.Errorf("a step at the end: description %q", e.Body.Description)
+	// After terminated nothing moves and no event follows.
+	if r, evs := c.call("continue", map[string]any{"threadId": 1}); r.GetResponse().Success || len(evs) > 0 {
+		t.Errorf("continue after terminated: %+v, events %v", r.GetResponse(), evs)
 	}
 	c.ok("disconnect", nil)
 
@@ -552,8 +566,8 @@ func TestProgramThatNeverStarts(t *testing.T) {
 			}
 			break
 		}
-		if _, ok := e.(*godap.TerminatedEvent); ok {
-			t.Fatal("terminated without the program's output")
+		if _, ok := e.(*godap.StoppedEvent); ok {
+			t.Fatal("stopped at the end without the program's output")
 		}
 	}
 	c2.ok("disconnect", nil)

@@ -18,6 +18,27 @@ type Stop struct {
 	tracer.State
 	Exit  string `json:"exit,omitempty"` // normal, error, never or inv_exit_entry when Event == "exit"
 	Index int    `json:"index"`          // state index in the trace; -1 for exits and predicted stops
+
+	// Predicted is set on every stop a model engine shows (model, openai,
+	// cwm): the state comes from a model reading the source, not from a run
+	// of the program. The trace backend (the real engine) leaves it false.
+	Predicted bool `json:"predicted,omitempty"`
+	// Confidence is how sure the model was of a predicted stop, when the
+	// engine knows its token probabilities; nil otherwise (the real engine;
+	// a model engine's start, which is read from the source; a server that
+	// returns no log-probabilities).
+	Confidence *Confidence `json:"confidence,omitempty"`
+}
+
+// Confidence summarises the probabilities of the tokens a model wrote for
+// a predicted stop (see docs/engines.md): their mean and their minimum.
+// A command answered by several predictions (a rolled-out until or
+// continue, a jump by stepping) has the figures over all their tokens.
+type Confidence struct {
+	Mean   float64 `json:"mean"`   // mean probability of the chosen tokens
+	Min    float64 `json:"min"`    // the least probable chosen token's probability
+	Tokens int     `json:"tokens"` // how many tokens the figures are over
+	Frames int     `json:"frames"` // how many predicted frames (1 for a single prediction)
 }
 
 // EventExit is the Event of an exit Stop.

@@ -38,6 +38,7 @@ type CWM struct {
 type cwmState struct {
 	st    tracer.State // Frame is a synthetic activation id
 	ended bool         // the model wrote <|end_of_text|> after this frame
+	conf  *debugger.Confidence
 }
 
 // NewCWM returns a CWM backend for p over pred.
@@ -51,6 +52,7 @@ func NewCWM(p tracer.Program, pred Predictor, base Draw) (*CWM, error) {
 		return nil, err
 	}
 	st.Frame = 1
+	st.Predicted = true // read from the source, not a run
 	b.start, b.entryLine = st, st.Lineno
 	return b, nil
 }
@@ -95,7 +97,7 @@ func (b *CWM) stopAt(pos int) debugger.Stop {
 	}
 	s := b.frames[pos].st
 	s.Frame = 0
-	return debugger.Stop{State: s, Index: -1}
+	return debugger.Stop{State: s, Index: -1, Confidence: b.frames[pos].conf}
 }
 
 // exitStop is the exit after the model ended the trace at frame pos.
@@ -107,10 +109,21 @@ func (b *CWM) exitStop(pos int) debugger.Stop {
 	return st
 }
 
-// Next answers cmd after history (see debugger.Backend).
+// Next answers cmd after history (see debugger.Backend). The stop is
+// marked Predicted, with the confidence of the frames predicted for the
+// command (a move within the rollout: the frame's own).
 func (b *CWM) Next(ctx context.Context, history []debugger.Step, cmd debugger.Command) (debugger.Stop, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.acc = confidenceSum{}
+	st, err := b.next(ctx, history, cmd)
+	if err != nil {
+		return st, err
+	}
+	return b.mark(st), nil
+}
+
+func (b *CWM) next(ctx context.Context, history []debugger.Step, cmd debugger.Command) (debugger.Stop, error) {
 	if len(history) == 0 {
 		return debugger.Stop{}, errors.New("engine: empty history")
 	}
@@ -287,12 +300,12 @@ func (b *CWM) predictNext(ctx context.Context, pos int) error {
 	if err != nil {
 		return err
 	}
-	text, err := b.ask(ctx, prompt)
+	text, conf, err := b.ask(ctx, prompt)
 	if err != nil {
 		return err
 	}
 	if t := strings.TrimSpace(text); t == "" || strings.HasPrefix(t, format.TokEndOfText) {
-		b.frames = append(b.frames, cwmState{ended: true})
+		b.frames = append(b.frames, cwmState{ended: true, conf: conf})
 		return nil
 	}
 	if !strings.HasSuffix(text, format.TokFrameSep) {
@@ -321,7 +334,7 @@ func (b *CWM) predictNext(ctx context.Context, pos int) error {
 		}
 		s.Locals = format.MergeCWMLocals(prev, f)
 	}
-	b.frames = append(b.frames, cwmState{st: s})
+	b.frames = append(b.frames, cwmState{st: s, conf: conf})
 	return nil
 }
 

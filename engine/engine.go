@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -100,7 +101,7 @@ func New(name string, opts Options) (Engine, error) {
 			}
 			pred = InferPredictor{P: p}
 		}
-		return &neuralEngine{name: Model, pred: pred, draw: opts.Draw}, nil
+		return &neuralEngine{name: Model, pred: pred, draw: opts.Draw, python: opts.Python}, nil
 	case OpenAI, CWMName:
 		cfg := withEnv(opts.OpenAI)
 		c, err := openai.New(cfg)
@@ -108,7 +109,7 @@ func New(name string, opts Options) (Engine, error) {
 			return nil, err
 		}
 		n := strings.ToLower(strings.TrimSpace(name))
-		return &neuralEngine{name: n, pred: &OpenAIPredictor{C: c, CWM: n == CWMName}, draw: opts.Draw, cwm: n == CWMName}, nil
+		return &neuralEngine{name: n, pred: &OpenAIPredictor{C: c, CWM: n == CWMName}, draw: opts.Draw, cwm: n == CWMName, python: opts.Python}, nil
 	}
 	return nil, fmt.Errorf("unknown engine %q (have: %s)", name, strings.Join(Names(), ", "))
 }
@@ -134,13 +135,20 @@ type neuralEngine struct {
 	pred      Predictor
 	draw      Draw
 	cwm       bool
-	jumpSteps int // Neural.JumpSteps of every backend
+	jumpSteps int    // Neural.JumpSteps of every backend
+	python    string // the interpreter checkProgram asks ("": python3)
 }
 
 func (e *neuralEngine) Name() string { return e.name }
 func (e *neuralEngine) Close() error { return nil }
 
+// Open refuses, with a *RefusedError, a program that does not compile and
+// a call of a name the program does not define (checkProgram: the text is
+// compiled, never run), as the real engine would end them at once.
 func (e *neuralEngine) Open(ctx context.Context, p Program) (debugger.Backend, error) {
+	if err := checkProgram(ctx, e.python, p); err != nil {
+		return nil, err
+	}
 	if e.cwm {
 		return NewCWM(p, e.pred, e.draw)
 	}
@@ -279,6 +287,21 @@ func (p InferPredictor) Predict(ctx context.Context, prompt string, k int, d Dra
 	return p.P.Sample(ctx, prompt, k, infer.SampleOptions{Temperature: d.Temperature, TopP: d.TopP, Seed: d.Seed})
 }
 
+// PredictScored samples k frames with their confidence: the mean and the
+// least of the chosen tokens' probabilities, each renormalised over the
+// tokens constrained decoding allowed (infer.Predictor.SampleScored).
+func (p InferPredictor) PredictScored(ctx context.Context, prompt string, k int, d Draw) ([]Prediction, error) {
+	scored, err := p.P.SampleScored(ctx, prompt, k, infer.SampleOptions{Temperature: d.Temperature, TopP: d.TopP, Seed: d.Seed})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Prediction, len(scored))
+	for i, s := range scored {
+		out[i] = Prediction{Text: s.Text, Confidence: ConfidenceOf(s.Probs)}
+	}
+	return out, nil
+}
+
 // OpenAIPredictor sends prompts to an OpenAI-compatible endpoint, with the
 // stop sequences of ndb's format (a frame ends at <|action_sep|> or, for an
 // exit, <|end_of_text|>) or of CWM's (<|frame_sep|>, <|end_of_text|>).
@@ -290,6 +313,23 @@ type OpenAIPredictor struct {
 
 // Predict asks for k completions.
 func (p *OpenAIPredictor) Predict(ctx context.Context, prompt string, k int, d Draw) ([]string, error) {
+	preds, err := p.PredictScored(ctx, prompt, k, d)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(preds))
+	for i, pr := range preds {
+		out[i] = pr.Text
+	}
+	return out, nil
+}
+
+// PredictScored asks for k completions with the log-probabilities of
+// their tokens ("logprobs": 1); a completion's confidence is the mean and
+// the least of exp(logprob) over the tokens of the text kept (up to the
+// stop), as the server reports them. Without log-probabilities in the
+// answer it is nil.
+func (p *OpenAIPredictor) PredictScored(ctx context.Context, prompt string, k int, d Draw) ([]Prediction, error) {
 	stop := []string{"<|action_sep|>", "<|end_of_text|>"}
 	if p.CWM {
 		stop = []string{"<|frame_sep|>", "<|end_of_text|>"}
@@ -298,7 +338,7 @@ func (p *OpenAIPredictor) Predict(ctx context.Context, prompt string, k int, d D
 	if mt <= 0 {
 		mt = 1024
 	}
-	req := openai.Request{Prompt: prompt, MaxTokens: mt, Temperature: d.Temperature, TopP: d.TopP, Stop: stop, N: k}
+	req := openai.Request{Prompt: prompt, MaxTokens: mt, Temperature: d.Temperature, TopP: d.TopP, Stop: stop, N: k, Logprobs: true}
 	if d.Seed != 0 {
 		s := int64(d.Seed)
 		req.Seed = &s
@@ -307,13 +347,38 @@ func (p *OpenAIPredictor) Predict(ctx context.Context, prompt string, k int, d D
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, 0, len(ch))
+	out := make([]Prediction, 0, len(ch))
 	for _, c := range ch {
 		text, _ := openai.CutAtStop(c.Text, stop)
+		conf := ConfidenceOf(keptProbs(c, len(text)))
 		if p.CWM && strings.TrimSpace(text) != "" {
 			text += "<|frame_sep|>"
 		}
-		out = append(out, text)
+		out = append(out, Prediction{Text: text, Confidence: conf})
 	}
 	return out, nil
+}
+
+// keptProbs are the probabilities of the tokens of c that make up its first
+// n bytes (all tokens when the server's token texts do not add up to the
+// text); nil without log-probabilities or with a token the server gave no
+// figure for.
+func keptProbs(c openai.Choice, n int) []float64 {
+	lps := c.TokenLogprobs
+	if len(c.Tokens) == len(lps) && n < len(c.Text) {
+		at, keep := 0, 0
+		for keep < len(c.Tokens) && at < n {
+			at += len(c.Tokens[keep])
+			keep++
+		}
+		lps = lps[:keep]
+	}
+	var probs []float64
+	for _, lp := range lps {
+		if math.IsNaN(lp) {
+			return nil
+		}
+		probs = append(probs, math.Exp(lp))
+	}
+	return probs
 }

@@ -76,6 +76,7 @@ func NewNeural(p tracer.Program, pred Predictor, base Draw) (*Neural, error) {
 	if err != nil {
 		return nil, err
 	}
+	st.Predicted = true // read from the source, not a run (no confidence: it is not a model's guess)
 	b.start, b.script = st, script
 	return b, nil
 }
@@ -120,10 +121,21 @@ func (b *Neural) Start(ctx context.Context) (debugger.Stop, error) { return b.st
 // ErrBackFromEnd says a model cannot step backwards from a forward exit.
 var ErrBackFromEnd = errors.New("a model engine cannot step back from the program's end (its text has no state there); use back to undo")
 
-// Next predicts the stop after cmd (see debugger.Backend).
+// Next predicts the stop after cmd (see debugger.Backend). The stop is
+// marked Predicted, with the confidence of the predictions that answered
+// the command.
 func (b *Neural) Next(ctx context.Context, history []debugger.Step, cmd debugger.Command) (debugger.Stop, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.acc = confidenceSum{}
+	st, err := b.next(ctx, history, cmd)
+	if err != nil {
+		return st, err
+	}
+	return b.mark(st), nil
+}
+
+func (b *Neural) next(ctx context.Context, history []debugger.Step, cmd debugger.Command) (debugger.Stop, error) {
 	if len(history) == 0 {
 		return debugger.Stop{}, errors.New("engine: empty history")
 	}
@@ -168,6 +180,7 @@ func (b *Neural) Next(ctx context.Context, history []debugger.Step, cmd debugger
 		if st, ok, err := b.stepTo(ctx, history, cur, cmd); ok || err != nil {
 			return st, err
 		}
+		b.acc = confidenceSum{} // the direct prediction answers: its confidence alone
 	}
 	switch {
 	case cmd.Action == debugger.Breakpoint:
@@ -447,7 +460,7 @@ func (b *Neural) predict(ctx context.Context, hist []debugger.Step, step format.
 	if err != nil {
 		return debugger.Stop{}, err
 	}
-	out, err := b.ask(ctx, prompt)
+	out, conf, err := b.ask(ctx, prompt)
 	if err != nil {
 		return debugger.Stop{}, err
 	}
@@ -455,7 +468,9 @@ func (b *Neural) predict(ctx context.Context, hist []debugger.Step, step format.
 	if err != nil {
 		return debugger.Stop{}, fmt.Errorf("engine: the model wrote no valid frame: %w", err)
 	}
-	return b.toStop(hist, f, step.Action, wantLine), nil
+	st := b.toStop(hist, f, step.Action, wantLine)
+	st.Predicted, st.Confidence = true, conf
+	return st, nil
 }
 
 // parseFrame reads a predicted frame, tolerating the ways servers cut it

@@ -99,6 +99,7 @@ func PredictInput(ctx context.Context, e Engine, code, function, output string) 
 func (b *Neural) PredictCall(ctx context.Context, function, output string) (debugger.Stop, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.acc = confidenceSum{}
 	function, output = strings.TrimSpace(function), strings.TrimSpace(output)
 	if output == "" || strings.ContainsAny(output, "\r\n") || format.ContainsSpecialToken(output) {
 		return debugger.Stop{}, errors.New("predict_input: the output must be one line of Python repr text")

@@ -3,8 +3,10 @@ package engine
 import (
 	"context"
 	"errors"
+	"math"
 	"sync"
 
+	"ndb/debugger"
 	"ndb/format"
 	"ndb/tracer"
 )
@@ -24,6 +26,7 @@ type predicted struct {
 	resample bool   // the next prediction is sampled (ResampleDraw), not greedy
 	draws    uint64 // how many resamples so far: the next seed
 	lastRaw  string
+	acc      confidenceSum // the confidences of the current command's predictions
 }
 
 // init sets up c for program p, refusing a program whose text holds a
@@ -62,21 +65,111 @@ func (c *predicted) LastRaw() string {
 }
 
 // ask returns the predictor's one continuation of prompt, decoded greedily
-// (or as a resample, once, after Resample). The caller holds mu.
-func (c *predicted) ask(ctx context.Context, prompt string) (string, error) {
+// (or as a resample, once, after Resample), and the predictor's confidence
+// in it (nil when it does not say); the confidence is also added to acc.
+// The caller holds mu.
+func (c *predicted) ask(ctx context.Context, prompt string) (string, *debugger.Confidence, error) {
 	d := c.base
 	if c.resample {
 		c.resample, c.draws = false, c.draws+1
 		d = ResampleDraw
 		d.Seed = c.draws
 	}
-	outs, err := c.pred.Predict(ctx, prompt, 1, d)
-	if err != nil {
-		return "", err
+	var outs []Prediction
+	if sp, ok := c.pred.(ScoredPredictor); ok {
+		var err error
+		if outs, err = sp.PredictScored(ctx, prompt, 1, d); err != nil {
+			return "", nil, err
+		}
+	} else {
+		texts, err := c.pred.Predict(ctx, prompt, 1, d)
+		if err != nil {
+			return "", nil, err
+		}
+		for _, t := range texts {
+			outs = append(outs, Prediction{Text: t})
+		}
 	}
 	if len(outs) == 0 {
-		return "", errors.New("engine: the predictor returned nothing")
+		return "", nil, errors.New("engine: the predictor returned nothing")
 	}
-	c.lastRaw = outs[0]
-	return outs[0], nil
+	c.lastRaw = outs[0].Text
+	c.acc.add(outs[0].Confidence)
+	return outs[0].Text, outs[0].Confidence, nil
+}
+
+// mark marks st as predicted, with the confidence of the predictions made
+// since acc was last reset (none: the stop keeps its own, if any).
+func (c *predicted) mark(st debugger.Stop) debugger.Stop {
+	st.Predicted = true
+	if conf := c.acc.get(); conf != nil {
+		st.Confidence = conf
+	}
+	return st
+}
+
+// Prediction is one continuation and the predictor's confidence in it (nil
+// when the predictor does not know its token probabilities).
+type Prediction struct {
+	Text       string
+	Confidence *debugger.Confidence
+}
+
+// ScoredPredictor is a Predictor that also says how probable the tokens it
+// wrote were: ndb's model (InferPredictor) always, an OpenAI-compatible
+// server when it returns log-probabilities.
+type ScoredPredictor interface {
+	Predictor
+	PredictScored(ctx context.Context, prompt string, k int, d Draw) ([]Prediction, error)
+}
+
+// ConfidenceOf summarises token probabilities as a one-frame Confidence;
+// nil for none.
+func ConfidenceOf(probs []float64) *debugger.Confidence {
+	if len(probs) == 0 {
+		return nil
+	}
+	c := &debugger.Confidence{Min: probs[0], Tokens: len(probs), Frames: 1}
+	var sum float64
+	for _, p := range probs {
+		sum += p
+		c.Min = min(c.Min, p)
+	}
+	c.Mean = sum / float64(len(probs))
+	c.Mean, c.Min = round4(c.Mean), round4(c.Min)
+	return c
+}
+
+// round4 rounds to 4 decimals: the figures are read, not computed with.
+func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+
+// confidenceSum pools the confidences of several predictions (a rolled-out
+// command) into one: the mean over all their tokens, the least token.
+type confidenceSum struct {
+	sum            float64
+	min            float64
+	tokens, frames int
+	unknown        bool // a prediction without a confidence: the pool has none
+}
+
+func (s *confidenceSum) add(c *debugger.Confidence) {
+	if c == nil || c.Tokens <= 0 {
+		s.unknown = true
+		return
+	}
+	if s.tokens == 0 || c.Min < s.min {
+		s.min = c.Min
+	}
+	s.sum += c.Mean * float64(c.Tokens)
+	s.tokens += c.Tokens
+	s.frames += max(c.Frames, 1)
+}
+
+// get is the pooled confidence; nil when no prediction was made or one had
+// no confidence.
+func (s *confidenceSum) get() *debugger.Confidence {
+	if s.unknown || s.tokens == 0 {
+		return nil
+	}
+	return &debugger.Confidence{Mean: round4(s.sum / float64(s.tokens)), Min: round4(s.min), Tokens: s.tokens, Frames: s.frames}
 }

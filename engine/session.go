@@ -87,6 +87,7 @@ func SetLocal(s *debugger.Session, name, value string) (debugger.Stop, error) {
 		locals = append(locals, tracer.Var{Name: name, Value: value})
 	}
 	cur.Locals = locals
+	cur.Confidence = nil // the values are the user's now, not the model's: still predicted, no figures
 	if err := s.Amend(cur); err != nil {
 		return s.Current(), fmt.Errorf("set: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"syscall"
 
 	"ndb/tracer"
 )
@@ -44,8 +45,11 @@ type ScoreResult struct {
 }
 
 // Scorer runs checks in one persistent Python process, each in a forked,
-// limited child (see scorer.py). It is safe for concurrent use; checks run
-// one at a time.
+// limited child (see scorer.py). The process runs in the tracer's kernel
+// sandbox (tracer.SandboxCommand; each check in namespaces of its own, under
+// the seccomp filter); where none can be built, NewScorer fails unless
+// NDB_UNSAFE_NO_SANDBOX=1. It is safe for concurrent use; checks run one at
+// a time.
 type Scorer struct {
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -74,17 +78,42 @@ func (s *Scorer) start() error {
 	if err != nil {
 		return err
 	}
+	fail := func(err error) error {
+		os.RemoveAll(dir)
+		return err
+	}
 	script := dir + "/scorer.py"
-	if err := os.WriteFile(script, []byte(scorerScript), 0o600); err != nil {
-		return err
+	if err := os.WriteFile(script, []byte(scorerScript), 0o644); err != nil {
+		return fail(err)
 	}
-	scratch := dir + "/work"
-	if err := os.Mkdir(scratch, 0o700); err != nil {
-		return err
+	if err := os.WriteFile(dir+"/ndb_isolate.py", []byte(tracer.IsolationPython), 0o644); err != nil {
+		return fail(err)
 	}
-	cmd := exec.Command(s.python, "-I", "-S", script, scratch)
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "PYTHONHASHSEED=0", "PYTHONIOENCODING=utf-8"}
-	cmd.Dir = scratch
+	env := []string{"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "PYTHONHASHSEED=0", "PYTHONIOENCODING=utf-8", "PYTHONDONTWRITEBYTECODE=1"}
+	var cmd *exec.Cmd
+	if tracer.UnsafeNoSandbox() {
+		scratch := dir + "/work"
+		if err := os.Mkdir(scratch, 0o700); err != nil {
+			return fail(err)
+		}
+		cmd = exec.Command(s.python, "-I", "-S", script, scratch)
+		cmd.Env = env
+		cmd.Dir = scratch
+	} else {
+		filter, err := tracer.SeccompFilterHex()
+		if err != nil {
+			return fail(err)
+		}
+		// the script's folder is visible read-only; scratch is in the
+		// sandbox's private /tmp
+		os.Chmod(dir, 0o755)
+		cmd, err = tracer.SandboxCommand(tracer.SandboxConfig{Python: s.python, ReadOnlyDirs: []string{dir}, Env: env},
+			"-I", "-S", script, "/tmp", filter)
+		if err != nil {
+			return fail(fmt.Errorf("eval: the scorer runs data-set code: %w (set %s=1 to run it unsandboxed)", err, tracer.UnsafeNoSandboxEnv))
+		}
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -146,6 +175,7 @@ func (s *Scorer) Score(ctx context.Context, jobs []ScoreJob) ([]ScoreResult, err
 
 func (s *Scorer) kill() {
 	if s.cmd != nil && s.cmd.Process != nil {
+		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 		s.cmd.Process.Kill()
 		s.cmd.Wait()
 	}

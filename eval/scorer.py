@@ -4,10 +4,28 @@
 # working directory, stdout/stderr to /dev/null, an alarm), so a bad program
 # can neither hang nor take the scorer down; the parent never runs it.
 #
+# Sandbox (docs/tracer.md, "Limits and safety"): ndb starts this process
+# under bubblewrap (tracer.SandboxCommand) next to ndb_isolate.py (the
+# tracer's isolate.py). It drops to the sandbox uid at start, and each job's
+# program runs, like a traced program, as PID 1 of new user, PID, mount,
+# network, IPC and UTS namespaces, with its own /proc, a fresh tmpfs as
+# scratch, the shared mounts read-only, no capabilities, no descriptors but
+# its result pipe, no_new_privs and the seccomp filter.
+#   python -I -S scorer.py SCRATCH_BASE [SECCOMP_HEX]
+#
 # Job: {"id", "code", "func", "task": "output"|"input", "input", "output",
 #       "pred" (output task: a repr), "args" (input task: [[name, repr], ...])}
 # Result: {"id", "pass": bool, "exact": bool, "literal": bool, "answer", "error"}
-import ast, json, os, resource, signal, sys
+import ast, json, os, resource, select, signal, sys, tempfile, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+try:
+    import ndb_isolate as iso  # the tracer's isolate.py, written here by ndb
+except ImportError:
+    iso = None
+LIBC = iso._libc() if iso is not None else None
+NAMESPACES = [iso is not None and os.environ.get("NDB_NO_PROGRAM_NS") != "1"]
+SCRATCH_BYTES = 64 << 20
 
 TIMEOUT = float(os.environ.get("NDB_SCORER_TIMEOUT", "3"))
 MEMORY = int(os.environ.get("NDB_SCORER_MEMORY", str(1 << 30)))
@@ -154,6 +172,35 @@ def check(job, value):
         return {"pass": False, "error": "%s: %s" % (type(e).__name__, str(e)[:200])}
 
 
+def isolate(w, scratch):
+    """In the forked child: new namespaces, then a second fork whose child
+    (PID 1 of the new PID namespace) returns here to run the check; the
+    first child waits for it and exits with its status. Without namespaces
+    (unsandboxed, unprivileged) it returns at once."""
+    if not NAMESPACES[0]:
+        return
+    try:
+        ok = iso._enter_namespaces(LIBC)
+    except Exception:
+        ok = False
+    if not ok:
+        return
+    pid = os.fork()
+    if pid != 0:
+        os.close(w)
+        _, status = os.waitpid(pid, 0)
+        if os.WIFSIGNALED(status):
+            signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+            os.kill(os.getpid(), os.WTERMSIG(status))
+        os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+    os.setsid()
+    LIBC.prctl(iso.PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    iso._isolate_program(LIBC, scratch, w, SCRATCH_BYTES)
+    iso._drop_caps(LIBC)
+    if not iso._install_seccomp(LIBC):
+        os._exit(71)
+
+
 def run_child(job, value, scratch):
     r, w = os.pipe()
     pid = os.fork()
@@ -161,6 +208,7 @@ def run_child(job, value, scratch):
         try:
             os.close(r)
             os.setpgid(0, 0)
+            isolate(w, scratch)
             os.chdir(scratch)
             devnull = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
@@ -171,7 +219,9 @@ def run_child(job, value, scratch):
                 pass
             cpu = int(TIMEOUT) + 1
             resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
-            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+            # PID 1 of a namespace ignores signals whose action is the
+            # default: end the check from a handler instead.
+            signal.signal(signal.SIGALRM, lambda signum, frame: os._exit(124))
             signal.setitimer(signal.ITIMER_REAL, TIMEOUT)
             out = json.dumps(check(job, value))
             os.write(w, out.encode())
@@ -183,11 +233,17 @@ def run_child(job, value, scratch):
         os._exit(0)
     os.close(w)
     chunks = []
-    while True:
+    size = 0
+    deadline = time.monotonic() + TIMEOUT + 3  # a backstop for the alarm
+    while size < (1 << 20):
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([r], [], [], left)[0]:
+            break
         b = os.read(r, 1 << 16)
         if not b:
             break
         chunks.append(b)
+        size += len(b)
     os.close(r)
     try:
         os.killpg(pid, signal.SIGKILL)  # whatever the program forked
@@ -198,13 +254,18 @@ def run_child(job, value, scratch):
         return json.loads(b"".join(chunks).decode())
     except Exception:
         why = "killed by signal %d" % os.WTERMSIG(status) if os.WIFSIGNALED(status) else "exit %d" % os.WEXITSTATUS(status)
-        if os.WIFSIGNALED(status) and os.WTERMSIG(status) in (signal.SIGALRM, signal.SIGXCPU):
+        if (os.WIFSIGNALED(status) and os.WTERMSIG(status) in (signal.SIGALRM, signal.SIGXCPU)) or \
+                (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 124):
             why = "timeout"
         return {"pass": False, "error": "the check died: " + why}
 
 
 def main():
-    scratch = sys.argv[1] if len(sys.argv) > 1 else "/tmp"
+    if iso is not None:
+        iso._enter_sandbox(LIBC)
+        iso._set_seccomp(sys.argv[2] if len(sys.argv) > 2 else "")
+    base = sys.argv[1] if len(sys.argv) > 1 else "/tmp"
+    scratch = tempfile.mkdtemp(prefix="job", dir=base)
     for line in sys.stdin:
         if not line.strip():
             continue

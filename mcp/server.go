@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"runtime/debug"
 	"sort"
@@ -128,6 +129,10 @@ type Stop struct {
 	Locals   map[string]string `json:"locals,omitempty"`
 	Value    string            `json:"value,omitempty"` // return value or exception repr
 	Exit     string            `json:"exit,omitempty"`  // normal, error, never, inv_exit_entry
+	// Predicted: a model engine's stop (not a run of the program), with
+	// the mean and least probability of the tokens written for it.
+	Predicted  bool                 `json:"predicted,omitempty"`
+	Confidence *debugger.Confidence `json:"confidence,omitempty"`
 }
 
 func (s *Server) start(ctx context.Context, in StartIn) (Stop, string, error) {
@@ -281,6 +286,9 @@ type Context struct {
 	Locals   map[string]string `json:"locals,omitempty"`
 	Value    string            `json:"value,omitempty"`
 	Engine   string            `json:"engine"`
+
+	Predicted  bool                 `json:"predicted,omitempty"`
+	Confidence *debugger.Confidence `json:"confidence,omitempty"`
 }
 
 func (s *Server) context(ctx context.Context, in SessionIn) (Context, string, error) {
@@ -290,7 +298,8 @@ func (s *Server) context(ctx context.Context, in SessionIn) (Context, string, er
 	}
 	defer ss.mu.Unlock()
 	cur := ss.s.Current()
-	c := Context{Session: in.Session, Event: cur.Event, Src: cur.Src, Value: cur.Arg, Engine: ss.engine, Stack: []string{}}
+	c := Context{Session: in.Session, Event: cur.Event, Src: cur.Src, Value: cur.Arg, Engine: ss.engine, Stack: []string{},
+		Predicted: cur.Predicted, Confidence: cur.Confidence}
 	if cur.IsExit() {
 		c.Location = "exit " + cur.Exit
 	} else {
@@ -314,6 +323,9 @@ func (s *Server) context(ctx context.Context, in SessionIn) (Context, string, er
 	if c.Value != "" {
 		fmt.Fprintf(&b, "\nvalue: %s", c.Value)
 	}
+	if m := predictedMark(cur); m != "" {
+		fmt.Fprintf(&b, "\n%s", m)
+	}
 	return c, b.String(), nil
 }
 
@@ -330,6 +342,9 @@ type Prediction struct {
 	Args   map[string]string `json:"args,omitempty"`
 	Call   string            `json:"call,omitempty"`
 	Engine string            `json:"engine"`
+
+	Predicted  bool                 `json:"predicted,omitempty"`
+	Confidence *debugger.Confidence `json:"confidence,omitempty"` // of the prediction that answered
 }
 
 func (s *Server) predictOutput(ctx context.Context, in PredictOutputIn) (Prediction, string, error) {
@@ -337,11 +352,15 @@ func (s *Server) predictOutput(ctx context.Context, in PredictOutputIn) (Predict
 	if err != nil {
 		return Prediction{}, "", err
 	}
-	out, _, err := engine.PredictOutput(ctx, eng, in.Code, in.Call)
+	out, st, err := engine.PredictOutput(ctx, eng, in.Code, in.Call)
 	if err != nil {
 		return Prediction{}, "", err
 	}
-	return Prediction{Output: out, Engine: eng.Name()}, out, nil
+	text := out
+	if m := predictedMark(st); m != "" {
+		text += "  " + m
+	}
+	return Prediction{Output: out, Engine: eng.Name(), Predicted: st.Predicted, Confidence: st.Confidence}, text, nil
 }
 
 // PredictInputIn are predict_input's arguments.
@@ -357,7 +376,7 @@ func (s *Server) predictInput(ctx context.Context, in PredictInputIn) (Predictio
 	if err != nil {
 		return Prediction{}, "", err
 	}
-	args, _, err := engine.PredictInput(ctx, eng, in.Code, in.Function, in.Output)
+	args, st, err := engine.PredictInput(ctx, eng, in.Code, in.Function, in.Output)
 	if err != nil {
 		return Prediction{}, "", err
 	}
@@ -368,7 +387,11 @@ func (s *Server) predictInput(ctx context.Context, in PredictInputIn) (Predictio
 		m[a.Name] = a.Value
 	}
 	call := strings.TrimSpace(in.Function) + "(" + strings.Join(vals, ", ") + ")"
-	return Prediction{Args: m, Call: call, Engine: eng.Name()}, call, nil
+	text := call
+	if pm := predictedMark(st); pm != "" {
+		text += "  " + pm
+	}
+	return Prediction{Args: m, Call: call, Engine: eng.Name(), Predicted: st.Predicted, Confidence: st.Confidence}, text, nil
 }
 
 func (s *Server) engineOr(name string) string {
@@ -380,8 +403,23 @@ func (s *Server) engineOr(name string) string {
 
 func compact(id string, st debugger.Stop) Stop {
 	out := Stop{Session: id, Event: st.Event, Line: st.Lineno, Function: st.Function, Depth: st.Depth, Src: st.Src,
-		Locals: localsMap(st), Value: st.Arg, Exit: st.Exit}
+		Locals: localsMap(st), Value: st.Arg, Exit: st.Exit, Predicted: st.Predicted, Confidence: st.Confidence}
 	return out
+}
+
+// predictedMark is "[predicted 0.87 (min 0.41)]" for a model engine's stop
+// (the mean and least probability of its tokens), "[predicted]" without
+// figures, "" for the real engine's.
+func predictedMark(st debugger.Stop) string {
+	switch {
+	case !st.Predicted:
+		return ""
+	case st.Confidence == nil:
+		return "[predicted]"
+	}
+	// Two decimals, cut rather than rounded: 0.996 is 0.99, 1.00 means sure.
+	cut := func(x float64) float64 { return math.Floor(x*100+1e-9) / 100 }
+	return fmt.Sprintf("[predicted %.2f (min %.2f)]", cut(st.Confidence.Mean), cut(st.Confidence.Min))
 }
 
 func localsMap(st debugger.Stop) map[string]string {
@@ -404,14 +442,19 @@ func localsText(st debugger.Stop) string {
 	return strings.Join(parts, " ")
 }
 
-// stopText is one line: where, what, and the locals.
+// stopText is one line: where, what, and the locals (and for a model
+// engine's stop, its predicted mark).
 func stopText(st Stop) string {
+	mark := ""
+	if m := predictedMark(debugger.Stop{Predicted: st.Predicted, Confidence: st.Confidence}); m != "" {
+		mark = "  " + m
+	}
 	if st.Event == debugger.EventExit {
 		t := "exit " + st.Exit
 		if st.Value != "" {
 			t += ": " + st.Value
 		}
-		return t
+		return t + mark
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s:%d `%s`", st.Event, st.Function, st.Line, strings.TrimSpace(st.Src))
@@ -428,5 +471,5 @@ func stopText(st Stop) string {
 			fmt.Fprintf(&b, " %s=%s", k, st.Locals[k])
 		}
 	}
-	return b.String()
+	return b.String() + mark
 }

@@ -193,7 +193,7 @@ func TestPredictTools(t *testing.T) {
 		t.Errorf("predict_output %+v %q", p, text)
 	}
 	text = mustCall(t, cs, ToolPredictInput, map[string]any{"code": code, "function": "f", "output": "'abab'"}, &p)
-	if text != "f('ab', 2)" || p.Args["n"] != "2" || p.Engine != "model" {
+	if text != "f('ab', 2)  [predicted]" || p.Args["n"] != "2" || p.Engine != "model" || !p.Predicted {
 		t.Errorf("predict_input %+v %q", p, text)
 	}
 	if _, isErr := call(t, cs, ToolPredictInput, map[string]any{"code": code, "function": "f", "output": "'abab'", "engine": "real"}, nil); !isErr {
@@ -301,7 +301,7 @@ func TestModelEngineSession(t *testing.T) {
 		t.Fatalf("start %+v", st)
 	}
 	text := mustCall(t, cs, ToolStep, map[string]any{"session": st.Session, "mode": "into"}, &st)
-	if st.Event != "line" || st.Line != 6 || st.Function != "main" || text != st.Session+" line main:6 `return g(3)`" {
+	if st.Event != "line" || st.Line != 6 || st.Function != "main" || text != st.Session+" line main:6 `return g(3)`  [predicted]" || !st.Predicted {
 		t.Errorf("predicted step %+v %q", st, text)
 	}
 	var c Context

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/chzyer/readline"
@@ -21,6 +22,10 @@ type Options struct {
 	Color   bool   // ANSI highlighting of the current line and changed locals
 	Context int    // source lines shown above and below the current line (default 2)
 	Extra   *Extra // commands a front end adds, e.g. the neural session's back, resample, set, verify
+	// Engine names the engine for the line Run prints first when the
+	// session's states are predicted (e.g. "model"); the real engine's
+	// output has no such line.
+	Engine string
 }
 
 // Extra is a set of commands beyond the table, run by a front end's own
@@ -45,6 +50,7 @@ type Terminal struct {
 	shown    *debugger.Stop // the stop shown before the current one
 	lastCmd  string
 	extra    *Extra
+	engine   string
 }
 
 // New returns a terminal over s.
@@ -55,7 +61,7 @@ func New(s *debugger.Session, opts Options) *Terminal {
 	if opts.Context <= 0 {
 		opts.Context = 2
 	}
-	return &Terminal{s: s, name: opts.Name, color: opts.Color, context: opts.Context, extra: opts.Extra}
+	return &Terminal{s: s, name: opts.Name, color: opts.Color, context: opts.Context, extra: opts.Extra, engine: opts.Engine}
 }
 
 // Session is the session the terminal drives.
@@ -111,11 +117,52 @@ const (
 	ansiReset   = "\x1b[0m"
 )
 
+// PredictedMarker is the mark a predicted stop carries after its location
+// line (its first line for an exit): "[predicted 0.87 (min 0.41)]" with the
+// mean and the least probability of the tokens the model wrote for it, or
+// "[predicted]" when the engine knows no probabilities (the start, read
+// from the source; a server without log-probabilities). "" for a real stop.
+func PredictedMarker(st debugger.Stop) string {
+	switch {
+	case !st.Predicted:
+		return ""
+	case st.Confidence == nil:
+		return "[predicted]"
+	}
+	return fmt.Sprintf("[predicted %s (min %s)]", twoDigits(st.Confidence.Mean), twoDigits(st.Confidence.Min))
+}
+
+// twoDigits writes a probability with two decimals, cut rather than rounded:
+// 0.996 shows as 0.99, so that 1.00 means a sure model.
+func twoDigits(x float64) string { return fmt.Sprintf("%.2f", math.Floor(x*100+1e-9)/100) }
+
+// Banner is the line Run shows before the first stop: which engine answers
+// when the states are predicted; "" for the real engine.
+func (t *Terminal) Banner() string {
+	if !t.s.Current().Predicted {
+		return ""
+	}
+	name := t.engine
+	if name == "" {
+		name = "model"
+	}
+	line := fmt.Sprintf("ndb: %s engine (predicted states, not the real program)", name)
+	if _, ok := t.extraHelp("verify"); ok {
+		line += " — use `verify` to check"
+	}
+	return line
+}
+
 // RenderStop is the pdb-style view of a stop: the event marker, the
 // location header, the source around the line with the line marked, and
-// the locals, changed ones marked.
+// the locals, changed ones marked. A predicted stop has PredictedMarker
+// after its location line.
 func (t *Terminal) RenderStop(st debugger.Stop) string {
 	var b strings.Builder
+	mark := ""
+	if m := PredictedMarker(st); m != "" {
+		mark = "  " + m
+	}
 	if st.IsExit() {
 		switch st.Exit {
 		case tracer.ExitNormal:
@@ -132,6 +179,7 @@ func (t *Terminal) RenderStop(st debugger.Stop) string {
 		if st.Arg != "" {
 			b.WriteString(": " + st.Arg)
 		}
+		b.WriteString(mark)
 		if out, ok := t.s.Output(); ok && out != "" && st.Exit != debugger.ExitInvEntry {
 			// pdb shows output as it happens; a trace has it only as a whole.
 			b.WriteString("\n--- program output ---\n" + strings.TrimSuffix(out, "\n"))
@@ -152,6 +200,7 @@ func (t *Terminal) RenderStop(st debugger.Stop) string {
 	if st.Event == tracer.EventReturn {
 		b.WriteString("->" + st.Arg)
 	}
+	b.WriteString(mark)
 	b.WriteByte('\n')
 	lines := debugger.SourceLines(t.s.Source())
 	first, last := max(1, st.Lineno-t.context), min(len(lines), st.Lineno+t.context)
@@ -241,6 +290,9 @@ func (t *Terminal) renderLocals(st debugger.Stop) string {
 // commands until quit or end of input. With interactive set it uses
 // readline (line editing and history); otherwise it reads lines from in.
 func (t *Terminal) Run(ctx context.Context, in io.Reader, out io.Writer, interactive bool) error {
+	if b := t.Banner(); b != "" {
+		fmt.Fprintln(out, b)
+	}
 	fmt.Fprintln(out, t.RenderStop(t.s.Current()))
 	next, closeFn, err := lineReader(in, out, interactive)
 	if err != nil {
@@ -312,6 +364,10 @@ type BatchStop struct {
 	Src      string        `json:"src"`
 	Locals   tracer.Locals `json:"locals"`
 	Arg      *string       `json:"arg,omitempty"` // return and exception stops only
+	// Predicted and Confidence: set on a model engine's stops (see
+	// debugger.Stop); absent on the real engine's.
+	Predicted  bool                 `json:"predicted,omitempty"`
+	Confidence *debugger.Confidence `json:"confidence,omitempty"`
 }
 
 // BatchExit is the JSON line of an exit: arg is the uncaught exception or
@@ -320,14 +376,18 @@ type BatchExit struct {
 	Event string `json:"event"` // "exit"
 	Exit  string `json:"exit"`  // normal, error, never, inv_exit_entry
 	Arg   string `json:"arg,omitempty"`
+
+	Predicted  bool                 `json:"predicted,omitempty"`
+	Confidence *debugger.Confidence `json:"confidence,omitempty"`
 }
 
 // BatchLine is the batch JSON value of st: a BatchStop or a BatchExit.
 func BatchLine(st debugger.Stop) any {
 	if st.IsExit() {
-		return BatchExit{Event: debugger.EventExit, Exit: st.Exit, Arg: st.Arg}
+		return BatchExit{Event: debugger.EventExit, Exit: st.Exit, Arg: st.Arg, Predicted: st.Predicted, Confidence: st.Confidence}
 	}
-	b := BatchStop{Event: st.Event, Lineno: st.Lineno, Function: st.Function, Depth: st.Depth, Src: st.Src, Locals: st.Locals}
+	b := BatchStop{Event: st.Event, Lineno: st.Lineno, Function: st.Function, Depth: st.Depth, Src: st.Src, Locals: st.Locals,
+		Predicted: st.Predicted, Confidence: st.Confidence}
 	if b.Locals == nil {
 		b.Locals = tracer.Locals{}
 	}

@@ -3,7 +3,8 @@
 # nothing when it is already there. Go itself must be on PATH (1.26+).
 set -euo pipefail
 need=()
-for pkg in libopenblas-dev python3-numpy python3-torch; do
+# bubblewrap: the kernel sandbox every traced or scored program runs in (docs/tracer.md)
+for pkg in bubblewrap libopenblas-dev python3-numpy python3-torch; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 command -v python3 >/dev/null 2>&1 || need+=(python3)

@@ -20,6 +20,14 @@ type decoder struct {
 	blocks  [][]State // full blocks before it
 	stdout  string
 	bad     error
+
+	// MaxTraceBytes: size counts every kept state as its JSON line roughly
+	// costs (src, locals, arg and 64 bytes of fields), so that both ndb's
+	// memory and `ndb trace --json` output stay bounded. Past limit, states
+	// are dropped and the run is stopped (over).
+	limit int64
+	size  int64
+	over  bool
 }
 
 type frameState struct {
@@ -28,6 +36,7 @@ type frameState struct {
 	keys     []string
 	values   []string
 	locals   Locals // the last Locals built for this frame
+	lbytes   int64  // the size of locals (see decoder.size)
 }
 
 func newDecoder(source string, tr *Trace) *decoder {
@@ -52,13 +61,16 @@ func (d *decoder) feed(data []byte) {
 }
 
 func (d *decoder) chunk(b []byte) {
-	if d.bad != nil {
+	if d.bad != nil || d.over {
 		return
 	}
 	r := &marshalReader{b: b}
 	n, err := r.seq()
-	for k := 0; err == nil && k < n; k++ {
+	for k := 0; err == nil && k < n && !d.over; k++ {
 		err = d.record(r)
+	}
+	if d.over {
+		return
 	}
 	if err == nil && r.i != len(b) {
 		err = fmt.Errorf("marshal: %d trailing bytes", len(b)-r.i)
@@ -222,10 +234,13 @@ func (d *decoder) record(r *marshalReader) error {
 			st.Locals = fs.locals // unchanged: states share one read-only slice
 		} else {
 			st.Locals = make(Locals, len(fs.keys))
+			var lb int64
 			for i, k := range fs.keys {
 				st.Locals[i] = Var{Name: k, Value: fs.values[i]}
+				lb += int64(len(k) + len(fs.values[i]) + 8)
 			}
 			fs.locals = st.Locals
+			fs.lbytes = lb
 		}
 	case 2, 3:
 		if fs == nil {
@@ -247,6 +262,15 @@ func (d *decoder) record(r *marshalReader) error {
 	}
 	st.Function = fs.function
 	st.Gen = fs.gen
+	cost := int64(64 + len(st.Src) + len(st.Arg) + len(st.Function))
+	if st.Locals != nil {
+		cost += fs.lbytes
+	}
+	if d.limit > 0 && d.size+cost > d.limit {
+		d.over = true
+		return nil
+	}
+	d.size += cost
 	if len(d.block) == cap(d.block) {
 		// fixed-size blocks joined once at the end: no copying on growth
 		if d.block != nil {
@@ -288,6 +312,9 @@ func (d *decoder) finish(end workerEnd) {
 	tr := d.tr
 	tr.Stdout = d.stdout
 	switch {
+	case d.over:
+		tr.Exit = Exit{Kind: ExitNever, Reason: "trace size",
+			Error: fmt.Sprintf("ndb: the trace reached MaxTraceBytes (%d bytes) and was stopped; raise the limit to keep more", d.limit)}
 	case d.exit != nil:
 		tr.Exit = *d.exit
 	case end.Timeout:
@@ -295,7 +322,8 @@ func (d *decoder) finish(end workerEnd) {
 	case end.Killed:
 		tr.Exit = Exit{Kind: ExitError, Reason: "ndb: the program closed the tracer's stream and was stopped"}
 	case end.TooBig:
-		tr.Exit = Exit{Kind: ExitNever, Reason: "trace size"}
+		tr.Exit = Exit{Kind: ExitNever, Reason: "trace size",
+			Error: fmt.Sprintf("ndb: the record stream reached MaxTraceBytes (%d bytes) and was stopped; raise the limit to keep more", d.limit)}
 	case end.Signal == int(syscall.SIGXCPU):
 		tr.Exit = Exit{Kind: ExitNever, Reason: "cpu"}
 	case end.Signal == int(syscall.SIGKILL):

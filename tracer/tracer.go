@@ -3,11 +3,14 @@ package tracer
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	_ "embed"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"os/exec"
@@ -20,6 +23,23 @@ import (
 
 //go:embed tracer.py
 var workerScript string
+
+// IsolationPython is tracer/isolate.py: the kernel isolation helpers the
+// worker runs (it heads the worker script), for other Python processes
+// that run untrusted code in the sandbox (the eval scorer imports it).
+//
+//go:embed isolate.py
+var IsolationPython string
+
+// SeccompFilterHex returns the seccomp filter programs run under, as the
+// hex string isolate.py's _set_seccomp takes.
+func SeccompFilterHex() (string, error) {
+	f, err := hostSeccompFilter()
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(f), nil
+}
 
 // CutMarker follows a repr cut at Limits.ReprLimit characters. A cut value is
 // exactly ReprLimit characters of the real repr plus this marker, so it is
@@ -48,18 +68,25 @@ type Limits struct {
 	MemoryBytes int64         // address space of the traced process (RLIMIT_AS): MemoryError -> exit never/"memory"
 	ReprLimit   int           // characters of a repr kept before CutMarker
 	MaxOutput   int           // characters of the program's stdout kept in Trace.Stdout
+	// MaxTraceBytes bounds ndb's own memory and output for one run: the
+	// trace's states counted as their JSON lines roughly cost (source line,
+	// locals, arg, 64 bytes of fields; see docs/tracer.md), and the child's
+	// record stream. Past it the run is stopped: exit never/"trace size",
+	// with the limit in Exit.Error.
+	MaxTraceBytes int64
 }
 
 // DefaultLimits returns the limits used when a field is zero: 10 s, 100,000
 // events, 1 GiB, reprs cut at 1,000 characters, 1 MiB (1,048,576 characters)
-// of stdout.
+// of stdout, 256 MiB of trace.
 func DefaultLimits() Limits {
 	return Limits{
-		Timeout:     10 * time.Second,
-		MaxEvents:   100000,
-		MemoryBytes: 1 << 30,
-		ReprLimit:   1000,
-		MaxOutput:   1 << 20,
+		Timeout:       10 * time.Second,
+		MaxEvents:     100000,
+		MemoryBytes:   1 << 30,
+		ReprLimit:     1000,
+		MaxOutput:     1 << 20,
+		MaxTraceBytes: 256 << 20,
 	}
 }
 
@@ -80,6 +107,9 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxOutput <= 0 {
 		l.MaxOutput = d.MaxOutput
 	}
+	if l.MaxTraceBytes <= 0 {
+		l.MaxTraceBytes = d.MaxTraceBytes
+	}
 	return l
 }
 
@@ -88,7 +118,18 @@ type Options struct {
 	Python string // interpreter name or path; default "python3"
 	Limits Limits // zero fields take DefaultLimits
 
-	noMemView bool // tests: use the portable list probe
+	// ReadOnlyDirs are host folders (or files) that programs see, read-only,
+	// at the same path: the program's own folder, data it reads. Nothing
+	// else of the host file system is visible but what Python needs.
+	ReadOnlyDirs []string
+	// NoSandbox runs programs without the kernel sandbox (so does
+	// NDB_UNSAFE_NO_SANDBOX=1): only for code you trust. Without it, New
+	// fails with ErrNoSandbox where bwrap is missing or cannot work.
+	NoSandbox bool
+
+	noMemView   bool // tests: use the portable list probe
+	noAudit     bool // tests: no audit hooks, so that only the kernel sandbox guards
+	noFastClone bool // tests: the two-step (fork, unshare, fork) program start
 }
 
 // Info describes a running worker.
@@ -100,6 +141,14 @@ type Info struct {
 	ScratchTmpfs   bool   `json:"tmpfs"`          // scratch directories live on a private 128 MiB tmpfs
 	Audit          bool   `json:"audit"`          // audit hooks guard the program
 	MemView        bool   `json:"memview"`        // fast exact list probes (see docs/tracer.md)
+
+	Sandbox     string `json:"sandbox"`      // "bwrap" (the worker runs under bubblewrap) or "none" (NoSandbox)
+	UID         int    `json:"uid"`          // the worker's uid as the kernel sees it (SandboxUID when ndb is root)
+	ProgramNS   bool   `json:"program_ns"`   // each program gets new user, PID, mount, net, IPC, UTS namespaces
+	ProgramProc bool   `json:"program_proc"` // ... and a /proc of its own PID namespace (else an empty /proc)
+	Seccomp     bool   `json:"seccomp"`      // each program runs under the seccomp filter (seccomp.go)
+	Dumpable    bool   `json:"dumpable"`     // the worker's /proc entries are readable by its uid (false in the sandbox)
+	FastClone   bool   `json:"fast_clone"`   // programs start with one clone (else fork + unshare + fork; docs/tracer.md)
 }
 
 var pythonCache sync.Map // name -> string
@@ -162,12 +211,20 @@ func New(opts Options) (*Tracer, error) {
 		return nil, fmt.Errorf("tracer: scratch directory: %w", err)
 	}
 	t := &Tracer{opts: opts, python: py, scratch: dir}
+	if opts.NoSandbox || UnsafeNoSandbox() {
+		t.opts.NoSandbox = true
+	} else if _, err := findBwrap(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("%w; ndb refuses to run untrusted programs without it (set %s=1 or pass --no-sandbox to run trusted code unsandboxed)", err, UnsafeNoSandboxEnv)
+	}
 	if err := t.start(); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
 	return t, nil
 }
+
+func (t *Tracer) sandboxed() bool { return !t.opts.NoSandbox }
 
 // Info reports the worker's interpreter and which guards are active.
 func (t *Tracer) Info() Info {
@@ -180,24 +237,48 @@ func (t *Tracer) Info() Info {
 func (t *Tracer) Limits() Limits { return t.opts.Limits }
 
 func (t *Tracer) start() error {
-	cmd := exec.Command(t.python, "-s", "-c", workerScript, t.scratch)
-	cmd.Dir = t.scratch
-	cmd.Env = []string{
+	filter, err := hostSeccompFilter()
+	if err != nil && t.sandboxed() {
+		return err
+	}
+	base := t.scratch
+	if t.sandboxed() {
+		base = "/tmp" // the sandbox's private /tmp
+	}
+	env := []string{
 		"PATH=/usr/local/bin:/usr/bin:/bin",
 		"PYTHONHASHSEED=0", // deterministic set and dict-of-str order
 		"PYTHONDONTWRITEBYTECODE=1",
 		"PYTHONIOENCODING=utf-8",
 		"LANG=C.UTF-8",
 		"LC_ALL=C.UTF-8",
-		"HOME=" + t.scratch,
-		"TMPDIR=" + t.scratch,
+		"HOME=" + base,
+		"TMPDIR=" + base,
 		// one thread per numeric library: fits the address-space limit, deterministic
 		"OPENBLAS_NUM_THREADS=1",
 		"OMP_NUM_THREADS=1",
 		"MKL_NUM_THREADS=1",
 	}
 	if t.opts.noMemView {
-		cmd.Env = append(cmd.Env, "NDB_NO_MEMVIEW=1")
+		env = append(env, "NDB_NO_MEMVIEW=1")
+	}
+	if t.opts.noAudit {
+		env = append(env, "NDB_NO_AUDIT=1")
+	}
+	if t.opts.noFastClone || os.Getenv("NDB_NO_FAST_CLONE") == "1" {
+		env = append(env, "NDB_NO_FAST_CLONE=1")
+	}
+	args := []string{"-s", "-c", IsolationPython + "\n\n" + workerScript, base, hex.EncodeToString(filter)}
+	var cmd *exec.Cmd
+	if t.sandboxed() {
+		cmd, err = SandboxCommand(SandboxConfig{Python: t.python, ReadOnlyDirs: t.opts.ReadOnlyDirs, Env: env}, args...)
+		if err != nil {
+			return err
+		}
+	} else {
+		cmd = exec.Command(t.python, args...)
+		cmd.Dir = t.scratch
+		cmd.Env = env
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	stdin, err := cmd.StdinPipe()
@@ -226,6 +307,10 @@ func (t *Tracer) start() error {
 	if err := json.Unmarshal(payload, &t.info); err != nil {
 		t.kill()
 		return fmt.Errorf("tracer: bad hello from worker: %w", err)
+	}
+	if t.sandboxed() && (t.info.Sandbox != "bwrap" || !t.info.ProgramNS || !t.info.Seccomp || (isRoot() && t.info.UID != SandboxUID)) {
+		t.kill()
+		return fmt.Errorf("%w: the worker could not complete its sandbox (%+v)", ErrNoSandbox, t.info)
 	}
 	if !t.info.Audit {
 		t.kill()
@@ -312,6 +397,7 @@ type request struct {
 	Source string         `json:"source"`
 	Call   string         `json:"call,omitempty"`
 	Limits map[string]any `json:"limits"`
+	Nonce  string         `json:"nonce"` // echoed in the end frame: a frame of another run cannot pass for this one's
 }
 
 // Trace runs p under the tracer's limits. It returns an error only for ndb's
@@ -351,7 +437,9 @@ func (t *Tracer) TraceLimits(ctx context.Context, p Program, lim Limits) (*Trace
 		"memory":  lim.MemoryBytes,
 		"repr":    lim.ReprLimit,
 		"output":  lim.MaxOutput,
-	}}
+		// the raw record stream is more compact than the decoded trace
+		"trace_bytes": lim.MaxTraceBytes,
+	}, Nonce: newNonce()}
 	line, err := json.Marshal(req)
 	if err != nil {
 		return nil, fmt.Errorf("tracer: encode request: %w", err)
@@ -396,6 +484,8 @@ func (t *Tracer) TraceLimits(ctx context.Context, p Program, lim Limits) (*Trace
 		return fail(fmt.Errorf("tracer: worker gone: %w", err))
 	}
 	dec := newDecoder(source, tr)
+	dec.limit = lim.MaxTraceBytes
+	stopped := false
 	for {
 		kind, payload, err := readFrame(t.stdout)
 		if err != nil {
@@ -404,10 +494,20 @@ func (t *Tracer) TraceLimits(ctx context.Context, p Program, lim Limits) (*Trace
 		switch kind {
 		case 'D':
 			dec.feed(payload)
+			if dec.over && !stopped {
+				// ask the worker to end this run now (it reads stdin while it runs)
+				stopped = true
+				if _, err := fmt.Fprintf(t.stdin, "{\"stop\":%q}\n", req.Nonce); err != nil {
+					return fail(fmt.Errorf("tracer: worker gone: %w", err))
+				}
+			}
 		case 'E':
 			var end workerEnd
 			if err := json.Unmarshal(payload, &end); err != nil {
 				return fail(fmt.Errorf("tracer: bad end frame: %w", err))
+			}
+			if end.Nonce != req.Nonce && end.WorkerError == "" {
+				return fail(fmt.Errorf("tracer: end frame of another run (nonce %q, want %q)", end.Nonce, req.Nonce))
 			}
 			if end.WorkerError != "" {
 				return nil, fmt.Errorf("tracer: worker: %s", end.WorkerError)
@@ -430,6 +530,15 @@ type workerEnd struct {
 	Code        *int    `json:"code"`
 	Signal      int     `json:"signal"`
 	WorkerError string  `json:"worker_error"`
+	Nonce       string  `json:"nonce"`
+}
+
+func newNonce() string {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b[:])
 }
 
 func invalidUTF8Offset(s string) int {
@@ -443,15 +552,27 @@ func invalidUTF8Offset(s string) int {
 	return 0
 }
 
+// maxFrame bounds one worker frame (the worker sends at most 1 MiB of
+// records per frame).
+const maxFrame = 64 << 20
+
+// readFrame reads one worker frame: type byte, 4-byte big-endian length,
+// 4-byte big-endian CRC-32 (IEEE) of the payload, payload.
 func readFrame(r *bufio.Reader) (byte, []byte, error) {
-	var hdr [5]byte
+	var hdr [9]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return 0, nil, err
 	}
 	n := binary.BigEndian.Uint32(hdr[1:])
+	if n > maxFrame {
+		return 0, nil, fmt.Errorf("frame of %d bytes", n)
+	}
 	buf := make([]byte, n)
 	if _, err := io.ReadFull(r, buf); err != nil {
 		return 0, nil, err
+	}
+	if crc32.ChecksumIEEE(buf) != binary.BigEndian.Uint32(hdr[5:]) {
+		return 0, nil, errors.New("frame checksum mismatch")
 	}
 	return hdr[0], buf, nil
 }

@@ -1,5 +1,7 @@
 # ndb tracer worker. Embedded in the ndb binary (tracer/tracer.py) and run as
-#   python -s -c <this file> SCRATCH_BASE   (environment set by ndb)
+#   python -s -c <isolate.py + this file> SCRATCH_BASE SECCOMP_HEX
+# (environment set by ndb; the kernel isolation helpers, _enter_sandbox,
+# _isolate_program, _install_seccomp, ..., come from isolate.py).
 # One worker traces many programs: per program it forks a child from this warm
 # interpreter; the child applies the limits, runs the program under
 # sys.settrace and streams records back; this parent enforces the wall clock
@@ -17,6 +19,7 @@
 # keys: the frame's full ordered key list, only when it changed; changes:
 # [index, repr, ...] of values that changed, or None.
 
+import binascii
 import builtins
 import dis
 import gc
@@ -304,14 +307,6 @@ def _write_all(fd, data):
         view = view[n:]
 
 
-def _libc():
-    try:
-        import ctypes
-        return ctypes.CDLL(None, use_errno=True)
-    except Exception:
-        return None
-
-
 def _inside(path, root):
     try:
         if isinstance(path, int):
@@ -384,25 +379,35 @@ def _make_audit_hook(root, state):
                 return
             raise PermissionError("ndb sandbox: network access is not allowed (socket.__new__)")
         if event in ("os.kill", "os.killpg", "signal.pthread_kill"):
-            if event == "os.kill" and args and args[0] in (0, pid, os.getpid()):
+            if event == "os.kill" and args and args[0] == os.getppid():
+                pass  # the parent (0 in a PID namespace: the parent is outside)
+            elif event == "os.kill" and args and args[0] in (0, pid, os.getpid()):
                 return
             raise PermissionError("ndb sandbox: signalling other processes is not allowed")
     return hook
 
 
-def _run_child(req, wfd, scratch, libc):
+def _run_child(req, wfd, scratch, libc, ns=False):
     lim = req["limits"]
-    # Own process group (the parent kills the whole group) and die with the parent.
-    os.setpgid(0, 0)
+    if ns:
+        # PID 1 of a new PID namespace: a session of its own (so kill(0)
+        # reaches only this namespace); everything in it dies with it.
+        os.setsid()
+    else:
+        # Own process group (the parent kills the whole group).
+        os.setpgid(0, 0)
     if libc is not None:
         try:
-            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # die with the parent
         except Exception:
             pass
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
     os.close(devnull)
+    iso = {"ns": ns, "proc": False, "tmpfs": False, "seccomp": False}
+    if ns:
+        iso["proc"], iso["tmpfs"] = _isolate_program(libc, scratch, wfd, SCRATCH_BYTES)
 
     def setlim(res, value):
         try:
@@ -416,6 +421,11 @@ def _run_child(req, wfd, scratch, libc):
     setlim(resource.RLIMIT_FSIZE, 64 << 20)
     cpu = int(float(lim.get("timeout") or 10)) + 2
     setlim(resource.RLIMIT_CPU, cpu)
+    if ns:
+        # Processes and threads of this program. Counted per user namespace
+        # (the program's own) and enforced now that it holds no capability;
+        # the PID namespace kills them all at the end anyway.
+        setlim(resource.RLIMIT_NPROC, NPROC)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writes past the size limit fail with EFBIG
     signal.signal(signal.SIGALRM, _on_alarm)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -426,6 +436,12 @@ def _run_child(req, wfd, scratch, libc):
     # random reseeds itself from urandom in every forked child (an at-fork
     # hook): seed it again so that runs are deterministic.
     random.seed(0)
+    if ns:
+        iso["caps"] = _drop_caps(libc)
+    iso["seccomp"] = _install_seccomp(libc) if ns else False
+    if req.get("probe"):
+        _write_all(wfd, json.dumps(iso).encode())
+        return 0
 
     repr_limit = int(lim.get("repr") or 1000)
     max_events = int(lim.get("events") or 100000)
@@ -719,7 +735,8 @@ def _run_child(req, wfd, scratch, libc):
             recorder_failed(e)
 
     # ---- guards, then run
-    sys.addaudithook(_make_audit_hook(os.path.realpath(scratch), guard))
+    if os.environ.get("NDB_NO_AUDIT") != "1":  # tests: the kernel sandbox alone
+        sys.addaudithook(_make_audit_hook(os.path.realpath(scratch), guard))
     def guarded_exit(status):
         try:
             st = int(status)
@@ -824,7 +841,61 @@ def _probe_memory():
     return None
 
 def _send(kind, payload):
-    _write_all(1, struct.pack(">cI", kind, len(payload)) + payload)
+    # type, length, CRC-32 of the payload (checked by ndb), payload
+    _write_all(1, struct.pack(">cII", kind, len(payload), binascii.crc32(payload)) + payload)
+
+
+class _Requests:
+    """Lines from ndb on fd 0, read with os.read so that the worker can
+    also select() on fd 0 while a program runs (a "stop" request)."""
+
+    def __init__(self):
+        self.buf = b""
+        self.eof = False
+
+    def fill(self):
+        data = os.read(0, 1 << 20)
+        if not data:
+            self.eof = True
+        self.buf += data
+
+    def line(self):
+        """The next complete line, or None (after fill: read more)."""
+        i = self.buf.find(b"\n")
+        if i < 0:
+            return None
+        line, self.buf = self.buf[:i + 1], self.buf[i + 1:]
+        return line
+
+    def readline(self):
+        while True:
+            line = self.line()
+            if line is not None:
+                return line
+            if self.eof:
+                return b""
+            self.fill()
+
+    def stop_requested(self, nonce):
+        """Called when fd 0 is readable during a run: whether ndb asked to
+        stop this run. Other lines stay queued."""
+        self.fill()
+        keep = []
+        stop = False
+        while True:
+            line = self.line()
+            if line is None:
+                break
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                msg = None
+            if isinstance(msg, dict) and "stop" in msg:
+                stop = stop or msg["stop"] == nonce
+            else:
+                keep.append(line)
+        self.buf = b"".join(keep) + self.buf
+        return stop or self.eof
 
 
 def _unshare_net(libc):
@@ -839,6 +910,7 @@ def _unshare_net(libc):
 
 
 SCRATCH_BYTES = 128 << 20
+NPROC = 1024  # processes + threads a program may have at once (RLIMIT_NPROC)
 
 
 def _private_scratch(libc, base):
@@ -926,38 +998,147 @@ def _big_pipe(fd):
         pass
 
 
-def _handle(req, base, seq, libc):
-    lim = req["limits"]
-    timeout = float(lim.get("timeout") or 10)
-    max_bytes = int(lim.get("trace_bytes") or (512 << 20))
-    scratch = os.path.join(base, str(seq))
-    os.mkdir(scratch, 0o700)
+def _read_exact(fd, n, timeout):
+    """n bytes from fd, or fewer when it ends or timeout passes."""
+    data = b""
+    end = time.monotonic() + timeout
+    while len(data) < n:
+        left = end - time.monotonic()
+        if left <= 0:
+            break
+        r, _, _ = select.select([fd], [], [], left)
+        if not r:
+            break
+        b = os.read(fd, n - len(data))
+        if not b:
+            break
+        data += b
+    return data
+
+
+def _start_program(req, scratch, libc):
+    """Fork the program's process. Returns (pid to wait for, pid of the
+    program, record fd, status fd). With namespaces the first is an
+    intermediate process that waits for the program (PID 1 of its own PID
+    namespace) and reports its status and CPU time on the status pipe."""
     rfd, wfd = os.pipe()
     _big_pipe(rfd)
-    start = time.monotonic()
+    pid = None
+    if _CLONE[0] is not None and _PROGRAM_NS[0]:
+        try:
+            pid = _raw_clone(_NS_FLAGS[0])
+        except OSError:
+            pid = None  # e.g. EAGAIN: the two-step path below
+    if pid is not None:
+        if pid == 0:
+            st = 70
+            try:
+                os.close(rfd)
+                _own_maps(libc)
+                st = _run_child(req, wfd, scratch, libc, ns=True)
+            except BaseException:
+                st = 70
+            os._exit(st)
+        os.close(wfd)
+        return pid, pid, rfd, None
+    srfd, swfd = os.pipe()
     pid = os.fork()
     if pid == 0:
-        status = 1
+        status = 70
         try:
             os.close(rfd)
-            status = _run_child(req, wfd, scratch, libc)
+            os.close(srfd)
+            os.setpgid(0, 0)
+            if libc is not None:
+                libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            ns = False
+            try:
+                ns = _enter_namespaces(libc)
+            except Exception:
+                ns = False
+            if not ns:
+                os.write(swfd, struct.pack("<i", os.getpid()))
+                os.close(swfd)
+                status = _run_child(req, wfd, scratch, libc)
+            else:
+                gpid = os.fork()
+                if gpid == 0:
+                    st = 70
+                    try:
+                        os.close(swfd)
+                        st = _run_child(req, wfd, scratch, libc, ns=True)
+                    except BaseException:
+                        st = 70
+                    os._exit(st)
+                os.close(wfd)
+                os.write(swfd, struct.pack("<i", gpid))
+                _, st, ru = os.wait4(gpid, 0)
+                os.write(swfd, struct.pack("<id", st, ru.ru_utime + ru.ru_stime))
+                status = 0
         except BaseException:
             status = 70
         os._exit(status)
     os.close(wfd)
+    os.close(swfd)
+    head = _read_exact(srfd, 4, 10)
+    prog = struct.unpack("<i", head)[0] if len(head) == 4 else pid
+    return pid, prog, rfd, srfd
+
+
+def _probe_isolation(base, libc):
+    """Run the isolation steps once in a throwaway child: which of them
+    work here (reported in the hello)."""
+    scratch = os.path.join(base, "probe")
+    os.mkdir(scratch, 0o700)
+    req = {"probe": True, "limits": {}}
+    pid, prog, rfd, srfd = _start_program(req, scratch, libc)
+    data = _read_exact(rfd, 4096, 10)
+    os.close(rfd)
+    try:
+        os.kill(prog, signal.SIGKILL)
+    except OSError:
+        pass
+    os.waitpid(pid, 0)
+    if srfd is not None:
+        os.close(srfd)
+    try:
+        os.rmdir(scratch)
+    except OSError:
+        pass
+    try:
+        return json.loads(data.decode())
+    except ValueError:
+        return {}
+
+
+def _handle(req, base, seq, libc, reqs):
+    lim = req["limits"]
+    nonce = req.get("nonce", "")
+    timeout = float(lim.get("timeout") or 10)
+    max_bytes = int(lim.get("trace_bytes") or (512 << 20))
+    scratch = os.path.join(base, str(seq))
+    os.mkdir(scratch, 0o700)
+    start = time.monotonic()
+    pid, prog, rfd, srfd = _start_program(req, scratch, libc)
     deadline = start + timeout
     timed_out = False
     too_big = False
+    stopped = False
     relayed = 0
     try:
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 timed_out = True
-                _drain_after_signal(pid, rfd)
+                _drain_after_signal(prog, rfd)
                 break
-            r, _, _ = select.select([rfd], [], [], left)
+            r, _, _ = select.select([rfd, 0], [], [], left)
             if not r:
+                continue
+            if 0 in r and reqs.stop_requested(nonce):
+                stopped = True
+                break
+            if rfd not in r:
                 continue
             data = os.read(rfd, 1 << 20)
             if not data:
@@ -969,20 +1150,30 @@ def _handle(req, base, seq, libc):
             _send(b"D", data)
         # End of stream: the child has exited (its write end closes only when
         # it dies) or the program closed that descriptor itself. Either way
-        # the group is killed below; a dead child's status is unaffected.
+        # the program is killed below (with its whole PID namespace); a dead
+        # child's status is unaffected.
     finally:
         os.close(rfd)
         alive = False
-        if not timed_out and not too_big:
+        if not timed_out and not too_big and not stopped:
             alive = not _exits_soon(pid, 0.2)
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except OSError:
-            pass
+        for kill in ((os.kill, prog), (os.killpg, pid)):
+            try:
+                kill[0](kill[1], signal.SIGKILL)
+            except OSError:
+                pass
         _, status, usage = os.wait4(pid, 0)
-    end = {"elapsed": time.monotonic() - start, "timeout": timed_out, "too_big": too_big,
-           "killed": alive and not timed_out and not too_big,
-           "cpu": usage.ru_utime + usage.ru_stime}
+        cpu = usage.ru_utime + usage.ru_stime
+        if srfd is not None:
+            rec = _read_exact(srfd, 12, 1)
+            if len(rec) == 12:
+                status, cpu = struct.unpack("<id", rec)
+            elif prog != pid:
+                status = 9  # the intermediate was killed first: so was the program
+            os.close(srfd)
+    end = {"elapsed": time.monotonic() - start, "timeout": timed_out, "too_big": too_big or stopped,
+           "killed": alive and not timed_out and not too_big and not stopped,
+           "cpu": cpu, "nonce": nonce}
     if os.WIFEXITED(status):
         end["code"] = os.WEXITSTATUS(status)
     elif os.WIFSIGNALED(status):
@@ -995,12 +1186,24 @@ def _handle(req, base, seq, libc):
 
 
 def main():
+    libc = _libc()
+    sandbox = _enter_sandbox(libc)
+    _set_seccomp(sys.argv[2] if len(sys.argv) > 2 else "")
     # A directory of our own under the one ndb gave us: a restarted worker
     # never meets a dead one's leftovers.
     base = tempfile.mkdtemp(prefix="w", dir=sys.argv[1])
-    libc = _libc()
-    netns = _unshare_net(libc) if os.environ.get("NDB_NO_NETNS") != "1" else False
-    tmpfs = _private_scratch(libc, base) if os.environ.get("NDB_NO_TMPFS") != "1" else False
+    netns = tmpfs = False
+    if not sandbox:
+        netns = _unshare_net(libc) if os.environ.get("NDB_NO_NETNS") != "1" else False
+        tmpfs = _private_scratch(libc, base) if os.environ.get("NDB_NO_TMPFS") != "1" else False
+    else:
+        netns = True  # bwrap --unshare-net
+    if os.environ.get("NDB_NO_PROGRAM_NS") == "1":
+        _PROGRAM_NS[0] = False
+    _probe_clone(libc)
+    iso = _probe_isolation(base, libc)
+    if not iso.get("ns"):
+        _PROGRAM_NS[0] = False
     for name in _PREIMPORT:
         try:
             __import__(name)
@@ -1015,14 +1218,22 @@ def main():
     # would touch (and so copy) every page of it. Freeze what exists now.
     gc.collect()
     gc.freeze()
+    dumpable = False
+    if libc is not None:
+        dumpable = libc.prctl(3, 0, 0, 0, 0) == 1  # PR_GET_DUMPABLE
     hello = {"memview": _MEMORY is not None, "python": "%d.%d.%d" % sys.version_info[:3], "implementation": sys.implementation.name,
-             "executable": sys.executable, "netns": netns, "tmpfs": tmpfs, "pid": os.getpid(),
-             "audit": hasattr(sys, "addaudithook"), "platform": sys.platform}
+             "executable": sys.executable, "netns": netns or bool(iso.get("ns")),
+             "tmpfs": tmpfs or bool(iso.get("tmpfs")), "pid": os.getpid(),
+             "audit": hasattr(sys, "addaudithook"), "platform": sys.platform,
+             "sandbox": "bwrap" if sandbox else "none", "uid": os.getuid(),
+             "program_ns": bool(iso.get("ns")), "program_proc": bool(iso.get("proc")),
+             "seccomp": bool(iso.get("seccomp")), "dumpable": dumpable,
+             "fast_clone": _CLONE[0] is not None}
     _send(b"H", json.dumps(hello).encode())
-    stdin = sys.stdin.buffer
+    reqs = _Requests()
     seq = 0
     while True:
-        line = stdin.readline()
+        line = reqs.readline()
         if not line:
             return
         seq += 1
@@ -1031,10 +1242,12 @@ def main():
         except ValueError as e:
             _send(b"E", json.dumps({"worker_error": "bad request: %s" % e}).encode())
             continue
+        if "stop" in req:
+            continue  # a stop that arrived after its run had ended
         try:
-            _handle(req, base, seq, libc)
+            _handle(req, base, seq, libc, reqs)
         except Exception as e:
-            _send(b"E", json.dumps({"worker_error": "%s: %s" % (type(e).__name__, e)}).encode())
+            _send(b"E", json.dumps({"worker_error": "%s: %s" % (type(e).__name__, e), "nonce": req.get("nonce", "")}).encode())
 
 
 main()

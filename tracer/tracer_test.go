@@ -37,6 +37,7 @@ func TestMain(m *testing.M) {
 	if shared.t != nil {
 		shared.t.Close()
 	}
+	closeHostile()
 	os.Exit(code)
 }
 

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -21,16 +22,21 @@ var dapFlags struct {
 }
 
 var dapCmd = &cobra.Command{
-	Use:   "dap [--listen 127.0.0.1:PORT]",
-	Short: "Serve the Debug Adapter Protocol (VS Code) on stdio or a loopback port",
+	Use:   "dap [--listen 127.0.0.1:PORT | --listen unix:PATH]",
+	Short: "Serve the Debug Adapter Protocol (VS Code) on stdio, a loopback port or a unix socket",
 	Long: `dap speaks the Debug Adapter Protocol on stdin/stdout, or with --listen on a TCP
-address (loopback only unless --allow-remote: the real engine runs programs for whoever
-connects). Launch arguments: program, engine (real, model, openai, cwm), model, call,
-stopOnEntry. Stepping back and reverse continue are supported. In the debug console,
-back, resample, set NAME = VALUE and verify work on model engines. See docs/dap.md.`,
+address (loopback only unless --allow-remote) or a unix socket (unix:PATH, mode 0600).
+The real engine runs programs for whoever connects, so a TCP connection must present the
+token printed at start (random, or $NDB_DAP_TOKEN) as "token" in its launch arguments;
+a unix socket needs none (its mode is the access control). Launch arguments: program,
+engine (real, model, openai, cwm), model, call, stopOnEntry, noDebug, terminateAtEnd,
+token. Stepping back and reverse continue are supported. In the debug console, back,
+resample, set NAME = VALUE and verify work on model engines. Malformed input is answered
+with an error and never ends the server. See docs/dap.md.`,
 	Args: cobra.NoArgs,
 	RunE: func(cmd *cobra.Command, args []string) error {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		// SIGTERM too: a unix socket's file is removed on the way out.
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		reg := engine.NewRegistry(dapFlags.options())
 		defer reg.Close()
@@ -46,8 +52,13 @@ back, resample, set NAME = VALUE and verify work on model engines. See docs/dap.
 		if dapFlags.listen == "" {
 			return srv.Serve(ctx, os.Stdin, os.Stdout)
 		}
+		srv.SetToken(os.Getenv("NDB_DAP_TOKEN")) // "" = a random one
 		return srv.Listen(ctx, dapFlags.listen, dapFlags.allowRemote, func(a net.Addr) {
-			fmt.Fprintf(os.Stderr, "ndb dap: listening on %s\n", a)
+			if a.Network() == "unix" {
+				fmt.Fprintf(os.Stderr, "ndb dap: listening on unix:%s (mode 0600, no token)\n", a)
+				return
+			}
+			fmt.Fprintf(os.Stderr, "ndb dap: listening on %s\nndb dap: token %s (add \"token\": \"%s\" to the launch arguments)\n", a, srv.Token(), srv.Token())
 		})
 	},
 }
@@ -55,7 +66,7 @@ back, resample, set NAME = VALUE and verify work on model engines. See docs/dap.
 func init() {
 	f := dapCmd.Flags()
 	dapFlags.add(f, true)
-	f.StringVar(&dapFlags.listen, "listen", "", "serve on this TCP address (e.g. 127.0.0.1:4711) instead of stdio")
+	f.StringVar(&dapFlags.listen, "listen", "", "serve on this TCP address (e.g. 127.0.0.1:4711; clients need the printed token) or unix socket (unix:/path, mode 0600) instead of stdio")
 	f.StringVar(&dapFlags.engine, "engine", "", "engine of launches that name none (default: model when a default model exists, else real)")
 	f.BoolVar(&dapFlags.allowRemote, "allow-remote", false, "allow a --listen address that is not loopback")
 	rootCmd.AddCommand(dapCmd)

@@ -134,7 +134,7 @@ func runDebug(cmd *cobra.Command, args []string) error {
 	stdinTTY := in == os.Stdin && term.IsTerminal(int(os.Stdin.Fd()))
 	stdoutTTY := out == os.Stdout && term.IsTerminal(int(os.Stdout.Fd()))
 	color := debugFlags.color == "always" || (debugFlags.color == "auto" && stdoutTTY)
-	opts := repl.Options{Name: filepath.Base(path), Color: color && !debugFlags.batch}
+	opts := repl.Options{Name: filepath.Base(path), Color: color && !debugFlags.batch, Engine: debugFlags.engine}
 	if debugExtra != nil {
 		extra, closeExtra := debugExtra(debugFlags.engine, prog)
 		if closeExtra != nil {

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/signal"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"ndb/engine"
@@ -35,7 +34,9 @@ debug_continue, debug_context, predict_output and predict_input. See docs/mcp.md
 				def = engine.Model
 			}
 		}
-		return mcp.NewServer(reg, def).Run(ctx, &sdk.StdioTransport{})
+		// LineTransport, not the SDK's StdioTransport: a malformed line is
+		// answered with a JSON-RPC error instead of ending the server.
+		return mcp.NewServer(reg, def).Run(ctx, &mcp.LineTransport{Reader: os.Stdin, Writer: os.Stdout, Log: os.Stderr})
 	},
 }
 

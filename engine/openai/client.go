@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -115,12 +116,20 @@ type Request struct {
 	Stop        []string // at most 4 for OpenAI itself; vLLM and llama.cpp take more
 	N           int      // number of choices; 0 means 1
 	Seed        *int64
+	// Logprobs asks for the log-probability of each chosen token
+	// ("logprobs": 1); servers that ignore it return none.
+	Logprobs bool
 }
 
 // Choice is one completion.
 type Choice struct {
 	Text         string
 	FinishReason string // "stop", "length", ...
+	// Tokens and TokenLogprobs are the chosen tokens and their natural
+	// log-probabilities, when the server returned them (Request.Logprobs);
+	// a token the server gave no figure has NaN.
+	Tokens        []string
+	TokenLogprobs []float64
 }
 
 type wireRequest struct {
@@ -132,6 +141,7 @@ type wireRequest struct {
 	Stop        []string `json:"stop,omitempty"`
 	N           int      `json:"n,omitempty"`
 	Seed        *int64   `json:"seed,omitempty"`
+	Logprobs    *int     `json:"logprobs,omitempty"`
 	// SkipSpecialTokens=false keeps <|...|> tokens in vLLM's output text;
 	// other servers ignore unknown fields.
 	SkipSpecialTokens *bool `json:"skip_special_tokens,omitempty"`
@@ -142,6 +152,10 @@ type wireResponse struct {
 		Index        int    `json:"index"`
 		Text         string `json:"text"`
 		FinishReason string `json:"finish_reason"`
+		Logprobs     *struct {
+			Tokens        []string   `json:"tokens"`
+			TokenLogprobs []*float64 `json:"token_logprobs"`
+		} `json:"logprobs"`
 	} `json:"choices"`
 	Error *struct {
 		Message string `json:"message"`
@@ -179,10 +193,15 @@ func (e *protocolError) Error() string { return "openai: " + e.msg }
 // the backoff cap) until Config.Retries is spent or ctx is done.
 func (c *Client) Complete(ctx context.Context, req Request) ([]Choice, error) {
 	keep := false
+	var logprobs *int
+	if req.Logprobs {
+		one := 1
+		logprobs = &one
+	}
 	body, err := json.Marshal(wireRequest{
 		Model: c.cfg.Model, Prompt: req.Prompt, MaxTokens: req.MaxTokens,
 		Temperature: req.Temperature, TopP: req.TopP, Stop: req.Stop, N: req.N, Seed: req.Seed,
-		SkipSpecialTokens: &keep,
+		Logprobs: logprobs, SkipSpecialTokens: &keep,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("openai: encode request: %w", err)
@@ -289,12 +308,23 @@ func (c *Client) once(ctx context.Context, body []byte) ([]Choice, error) {
 			break
 		}
 		placed[ch.Index] = true
-		out[ch.Index] = Choice{Text: ch.Text, FinishReason: ch.FinishReason}
 	}
-	if placed == nil {
-		for i, ch := range wr.Choices {
-			out[i] = Choice{Text: ch.Text, FinishReason: ch.FinishReason}
+	for i, ch := range wr.Choices {
+		c := Choice{Text: ch.Text, FinishReason: ch.FinishReason}
+		if lp := ch.Logprobs; lp != nil && len(lp.TokenLogprobs) > 0 {
+			c.Tokens = lp.Tokens
+			c.TokenLogprobs = make([]float64, len(lp.TokenLogprobs))
+			for j, x := range lp.TokenLogprobs {
+				c.TokenLogprobs[j] = math.NaN()
+				if x != nil {
+					c.TokenLogprobs[j] = *x
+				}
+			}
 		}
+		if placed != nil {
+			i = ch.Index
+		}
+		out[i] = c
 	}
 	return out, nil
 }

@@ -97,6 +97,65 @@ func (p *Predictor) NextFrame(ctx context.Context, prompt string, opt SampleOpti
 // from one shared prompt cache; candidate i samples with PCG(opt.Seed, i).
 // With greedy options all k are the same.
 func (p *Predictor) Sample(ctx context.Context, prompt string, k int, opt SampleOptions) ([]string, error) {
+	scored, err := p.sample(ctx, prompt, k, opt, false)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(scored))
+	for i, s := range scored {
+		out[i] = s.Text
+	}
+	return out, nil
+}
+
+// Scored is one predicted frame with the probabilities of the tokens the
+// model wrote for it (see SampleScored).
+type Scored struct {
+	Text string
+	// IDs are the tokens the model chose, in order, and Probs the
+	// probability of each: see tokenProb. Text the decoder added to close a
+	// frame that ran out of tokens (closeOrCutBack) has no entry.
+	IDs   []int32
+	Probs []float64
+}
+
+// Mean is the mean of Probs (0 when there are none).
+func (s Scored) Mean() float64 {
+	if len(s.Probs) == 0 {
+		return 0
+	}
+	var sum float64
+	for _, p := range s.Probs {
+		sum += p
+	}
+	return sum / float64(len(s.Probs))
+}
+
+// Min is the least of Probs (0 when there are none).
+func (s Scored) Min() float64 {
+	if len(s.Probs) == 0 {
+		return 0
+	}
+	m := s.Probs[0]
+	for _, p := range s.Probs[1:] {
+		m = min(m, p)
+	}
+	return m
+}
+
+// SampleScored is Sample with each frame's token probabilities: for every
+// token the model chose, its probability under the model's distribution at
+// temperature 1 (the softmax of the logits, whatever the decoding's
+// temperature or top-p), renormalised over the tokens constrained decoding
+// allowed at that position (tokenProb). Unconstrained decoding uses the
+// plain softmax.
+func (p *Predictor) SampleScored(ctx context.Context, prompt string, k int, opt SampleOptions) ([]Scored, error) {
+	return p.sample(ctx, prompt, k, opt, true)
+}
+
+// sample decodes k frames; with score, each chosen token's tokenProb too
+// (which costs a few validity checks per token, so Sample skips it).
+func (p *Predictor) sample(ctx context.Context, prompt string, k int, opt SampleOptions, score bool) ([]Scored, error) {
 	if k <= 0 {
 		return nil, fmt.Errorf("infer: k = %d candidates", k)
 	}
@@ -128,6 +187,7 @@ func (p *Predictor) Sample(ctx context.Context, prompt string, k int, opt Sample
 		cands[i].rng = newRNG(opt.Seed, i)
 		cands[i].logits = logits
 		cands[i].rules = rules
+		cands[i].score = score
 	}
 	next := make([]int32, k)
 	if k == 1 && opt.Temperature <= 0 && !opt.NoDraft {
@@ -154,7 +214,7 @@ func (p *Predictor) Sample(ctx context.Context, prompt string, k int, opt Sample
 				next[i] = p.frameSep
 				continue
 			}
-			c.text.WriteString(p.texts[id])
+			c.write(p.texts[id], id)
 			next[i] = int32(id)
 			if format.CheckFrame(c.text.String(), dir) == format.Complete {
 				c.done = true
@@ -182,11 +242,12 @@ func (p *Predictor) Sample(ctx context.Context, prompt string, k int, opt Sample
 		// exactly the prompt.
 		p.cache.Truncate(len(p.cached))
 	}
-	res := make([]string, k)
+	res := make([]Scored, k)
 	for i := range cands {
 		text := cands[i].text.String()
+		res[i].IDs, res[i].Probs = cands[i].ids, cands[i].probs
 		if opt.Unconstrained {
-			res[i] = text // raw, as the model wrote it
+			res[i].Text = text // raw, as the model wrote it
 			continue
 		}
 		if format.CheckFrame(text, dir) != format.Complete {
@@ -196,7 +257,7 @@ func (p *Predictor) Sample(ctx context.Context, prompt string, k int, opt Sample
 			}
 			text = rules.fillSource(closed)
 		}
-		res[i] = canonicalEnd(text)
+		res[i].Text = canonicalEnd(text)
 	}
 	return res, nil
 }
@@ -219,7 +280,7 @@ func (p *Predictor) greedyWithDrafts(ctx context.Context, c *candidate, prompt [
 	n := 0
 	draftLen := maxDraft / 2
 	accept := func(id int) bool { // append a picked token; true when the frame is finished
-		c.text.WriteString(p.texts[id])
+		c.write(p.texts[id], id)
 		hist = append(hist, int32(id))
 		n++
 		if format.CheckFrame(c.text.String(), dir) == format.Complete || n >= budget {
@@ -311,6 +372,19 @@ type candidate struct {
 	rng    *rand.Rand
 	done   bool
 	rules  *programRules // what the program lets a frame hold (nil: anything)
+	ids    []int32       // the tokens written so far
+	probs  []float64     // their probabilities (tokenProb), when score is set
+	picked float64       // tokenProb of the latest pick
+	score  bool          // compute picked (SampleScored)
+}
+
+// write appends token id, the latest pick, to the candidate's text.
+func (c *candidate) write(text string, id int) {
+	c.text.WriteString(text)
+	c.ids = append(c.ids, int32(id))
+	if c.score {
+		c.probs = append(c.probs, c.picked)
+	}
 }
 
 func (p *Predictor) pick(c *candidate, opt SampleOptions, dir format.Direction) int {
@@ -319,7 +393,18 @@ func (p *Predictor) pick(c *candidate, opt SampleOptions, dir format.Direction) 
 		cur := c.text.String()
 		valid = func(id int) bool { return p.tokenAllowed(cur, id, dir) && p.programAllowed(cur, id, c.rules) }
 	}
-	return pickToken(c.logits, opt, c.rng, valid)
+	id := pickToken(c.logits, opt, c.rng, valid)
+	if id >= 0 && c.score {
+		scoreValid := valid
+		if !opt.Unconstrained { // the same rules, cheap rejections first
+			cur := c.text.String()
+			scoreValid = func(id int) bool {
+				return p.texts[id] != "" && p.programAllowed(cur, id, c.rules) && p.tokenAllowed(cur, id, dir)
+			}
+		}
+		c.picked = tokenProb(c.logits, id, scoreValid)
+	}
+	return id
 }
 
 // tokenAllowed reports whether appending token id to the frame text cur

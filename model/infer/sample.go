@@ -205,3 +205,48 @@ func sortedIDs(logits []float32) []int {
 	sort.SliceStable(ids, func(a, b int) bool { return logits[ids[a]] > logits[ids[b]] })
 	return ids
 }
+
+// probPrecision is tokenProb's relative precision: it stops checking
+// tokens once the unchecked ones could change the allowed mass by less
+// than this fraction. A variable so that the tests can make it exact (0).
+var probPrecision = 0.01
+
+// tokenProb is the probability of token id under the model's distribution
+// at temperature 1, renormalised over the tokens valid allows:
+// softmax(logits)[id] / the softmax mass of the allowed tokens (id is
+// allowed: it was picked). Tokens are checked from the likeliest down until
+// the unchecked ones hold less than probPrecision of the allowed mass found
+// so far; they count as allowed, so the figure is at most probPrecision
+// (relative) below the exact one, never above it. A sure model needs a few
+// checks; a model whose likeliest tokens are not allowed needs many, and
+// its figure is then low or, when the constraint forced the one allowed
+// token, high. A valid nil allows every token (the plain softmax).
+func tokenProb(logits []float32, id int, valid func(int) bool) float64 {
+	maxL := logits[argmax(logits)]
+	all := make([]float64, len(logits))
+	var sum float64
+	for i, l := range logits {
+		all[i] = math.Exp(float64(l - maxL))
+		sum += all[i]
+	}
+	if valid == nil {
+		return all[id] / sum
+	}
+	h := &probHeap{p: all, ids: make([]int, len(all))}
+	for i := range h.ids {
+		h.ids[i] = i
+	}
+	heap.Init(h)
+	allowed, rest := all[id], sum-all[id]
+	for h.Len() > 0 && rest > probPrecision*allowed {
+		t := heap.Pop(h).(int)
+		if t == id {
+			continue
+		}
+		rest -= all[t]
+		if valid(t) {
+			allowed += all[t]
+		}
+	}
+	return min(all[id]/(allowed+max(rest, 0)), 1)
+}

@@ -179,7 +179,7 @@ func TestReturnValues(t *testing.T) {
 			map[string]string{head("    return g(x)  # ("): `"[1, 1]"`, head("    return g(')' + x)"): `"[1, 1]"`}},
 		{step(ret("    return g(x)  # (", `"[1, 1]"`), format.TokStepOver), map[string]string{head("    return h(1)"): `"[1, 1]"`}},
 		{step(ret("    return g(x)  # (", `"[1, 1]"`), format.TokStepReturn), map[string]string{head("    return h(1)"): `"[1, 1]"`}},
-		{step(ret("    return h(1)", `"[1, 1]"`), format.TokStepInto), nil},            // main is called by no line
+		{step(ret("    return h(1)", `"[1, 1]"`), format.TokStepInto), nil}, // main is called by no line
 		{step(ret("    return [x] * 2", `"[1, 1]"`), format.TokBreakpoint+"    return h(1)"), nil},
 		{step(ret("    return [x] * 2", `"[1, 1]"`), format.TokInvStepInto), nil},
 		{step(format.TokLineSep+format.TokArgSep+"{}"+format.TokSrcSep+"    return [x] * 2"+format.TokActionSep, format.TokStepInto), nil},

@@ -1,0 +1,86 @@
+package dap
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	godap "github.com/google/go-dap"
+
+	"ndb/debugger"
+	"ndb/engine"
+)
+
+// scoredModel answers one step_into frame with fixed token probabilities.
+type scoredModel struct{}
+
+func (scoredModel) Predict(ctx context.Context, prompt string, k int, d engine.Draw) ([]string, error) {
+	out, err := scoredModel{}.PredictScored(ctx, prompt, k, d)
+	if err != nil {
+		return nil, err
+	}
+	return []string{out[0].Text}, nil
+}
+
+func (scoredModel) PredictScored(ctx context.Context, prompt string, k int, d engine.Draw) ([]engine.Prediction, error) {
+	return []engine.Prediction{{Text: `<|line_sep|><|arg_sep|>{}<|src_sep|>    return f('ab', 3)<|action_sep|>`,
+		Confidence: engine.ConfidenceOf([]float64{1, 0.5})}}, nil
+}
+
+// TestPredictedStopsInDAP: a model engine's stopped events say "predicted"
+// with the confidence, and the current frame has a Prediction scope whose
+// confidence variable is the mean token probability.
+func TestPredictedStopsInDAP(t *testing.T) {
+	reg := engine.NewRegistry(engine.Options{Predictor: scoredModel{}, Workers: 1})
+	defer reg.Close()
+	c, stop := startServer(t, reg)
+	defer stop()
+	initialize(t, c)
+	c.ok("launch", map[string]any{"program": program(t), "engine": "model", "call": "f('ab', 3)", "stopOnEntry": true})
+	c.ok("configurationDone", nil)
+	if e := c.waitEvent("stopped").(*godap.StoppedEvent); !strings.HasSuffix(e.Body.Description, ", predicted") {
+		t.Errorf("entry description %q, want predicted without figures", e.Body.Description)
+	}
+	c.ok("stepIn", map[string]any{"threadId": 1})
+	e := c.waitEvent("stopped").(*godap.StoppedEvent)
+	if want := "Paused on step, predicted (confidence 0.75, min 0.50)"; e.Body.Description != want {
+		t.Errorf("description %q, want %q", e.Body.Description, want)
+	}
+	sc := c.ok("scopes", map[string]any{"frameId": 1}).(*godap.ScopesResponse)
+	ref := 0
+	for _, s := range sc.Body.Scopes {
+		if s.Name == "Prediction" {
+			ref = s.VariablesReference
+		}
+	}
+	if ref == 0 {
+		t.Fatalf("no Prediction scope in %+v", sc.Body.Scopes)
+	}
+	vs := c.ok("variables", map[string]any{"variablesReference": ref}).(*godap.VariablesResponse)
+	got := map[string]string{}
+	for _, v := range vs.Body.Variables {
+		got[v.Name] = v.Value
+	}
+	if got["predicted"] != "True" || got["confidence"] != "0.75" || got["confidence_min"] != "0.5" || got["tokens"] != "2" {
+		t.Errorf("Prediction variables %v", got)
+	}
+	c.ok("disconnect", nil)
+}
+
+func TestPredictedText(t *testing.T) {
+	for _, c := range []struct {
+		st   debugger.Stop
+		want string
+	}{
+		{debugger.Stop{}, ""}, // the real engine: no mention
+		{debugger.Stop{Predicted: true}, "predicted"},
+		{debugger.Stop{Predicted: true, Confidence: &debugger.Confidence{Mean: 0.8731, Min: 0.41}}, "predicted (confidence 0.87, min 0.41)"},
+	} {
+		if got := predictedText(c.st); got != c.want {
+			t.Errorf("predictedText(%+v) = %q, want %q", c.st, got, c.want)
+		}
+		if n := len(predictionVars(c.st)); c.st.Confidence != nil && n != 4 || c.st.Confidence == nil && n != 1 {
+			t.Errorf("%d Prediction variables for %+v", n, c.st)
+		}
+	}
+}
