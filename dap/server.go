@@ -60,12 +60,13 @@ func NewServer(reg *engine.Registry, log io.Writer) *Server {
 
 // LaunchArgs are the arguments of the launch request (launch.json).
 type LaunchArgs struct {
-	Program     string `json:"program"`     // path of the Python file
-	Engine      string `json:"engine"`      // real, model, openai, cwm ("" = model)
-	Model       string `json:"model"`       // model file for the model engine ("" = the default model)
-	Call        string `json:"call"`        // debug this call of a function of program, e.g. f(1, 'a')
-	StopOnEntry bool   `json:"stopOnEntry"` // stop at the first state instead of running to a breakpoint
-	NoDebug     bool   `json:"noDebug"`     // run to the end without stopping (VS Code's Run Without Debugging)
+	Program     string   `json:"program"`     // path of the Python file
+	Engine      string   `json:"engine"`      // real, model, openai, cwm ("" = model)
+	Model       string   `json:"model"`       // model file for the model engine ("" = the default model)
+	Call        string   `json:"call"`        // debug this call of a function of program, e.g. f(1, 'a')
+	Args        []string `json:"args"`        // the script's sys.argv[1:] (not with call)
+	StopOnEntry bool     `json:"stopOnEntry"` // stop at the first state instead of running to a breakpoint
+	NoDebug     bool     `json:"noDebug"`     // run to the end without stopping (VS Code's Run Without Debugging)
 	// TerminateAtEnd ends the session (exited, terminated) when the program
 	// ends; by default it stays stopped at the end so that reverse commands
 	// still work, until the client disconnects.
@@ -377,7 +378,13 @@ func (c *conn) onLaunch(ctx context.Context, r *godap.LaunchRequest) error {
 	if err != nil {
 		return fmt.Errorf("launch: %w", err)
 	}
-	b, err := eng.Open(ctx, engine.Program{Path: a.Program, Source: string(src), Call: a.Call})
+	prog := engine.Program{Path: a.Program, Source: string(src), Call: a.Call}
+	if strings.TrimSpace(a.Call) == "" {
+		prog.Context = &engine.Context{Args: a.Args} // run as `python FILE ARGS`: its folder, __file__, argv
+	} else if len(a.Args) > 0 {
+		return errors.New("launch: args need a script (no call)")
+	}
+	b, err := eng.Open(ctx, prog)
 	if err != nil {
 		return fmt.Errorf("launch: %w", err)
 	}
@@ -616,16 +623,7 @@ func (c *conn) cont(ctx context.Context, backward bool) (debugger.Stop, error) {
 		if err != nil || st.IsExit() || st.Event != "line" {
 			return st, err
 		}
-		cd := c.conds[st.Lineno]
-		if cd == nil || !contains(c.sess.Breaks(), st.Lineno) {
-			return st, nil
-		}
-		ok, err := cd.eval(st.Locals)
-		if err != nil {
-			c.output("console", fmt.Sprintf("breakpoint condition %q at line %d: %v; stopping\n", cd.original, st.Lineno, err))
-			return st, nil
-		}
-		if ok {
+		if !contains(c.sess.Breaks(), st.Lineno) || c.conditionHolds(st) {
 			return st, nil
 		}
 	}
@@ -640,23 +638,27 @@ func (c *conn) contRaised(ctx context.Context) (debugger.Stop, error) {
 		if err != nil || st.IsExit() || st.Event == "exception" {
 			return st, err
 		}
-		if st.Event != "line" || !contains(c.sess.Breaks(), st.Lineno) {
-			continue
-		}
-		cd := c.conds[st.Lineno]
-		if cd == nil {
-			return st, nil
-		}
-		ok, err := cd.eval(st.Locals)
-		if err != nil {
-			c.output("console", fmt.Sprintf("breakpoint condition %q at line %d: %v; stopping\n", cd.original, st.Lineno, err))
-			return st, nil
-		}
-		if ok {
+		if st.Event == "line" && contains(c.sess.Breaks(), st.Lineno) && c.conditionHolds(st) {
 			return st, nil
 		}
 	}
 	return c.sess.Current(), fmt.Errorf("gave up after %d steps looking for a raised exception", maxConditionSkips)
+}
+
+// conditionHolds says whether a stop at a breakpoint line stops: no
+// condition, a true one, or one that cannot be evaluated (which stops, as
+// in pdb, and says why on the console).
+func (c *conn) conditionHolds(st debugger.Stop) bool {
+	cd := c.conds[st.Lineno]
+	if cd == nil {
+		return true
+	}
+	ok, err := cd.eval(st.Locals)
+	if err != nil {
+		c.output("console", fmt.Sprintf("breakpoint condition %q at line %d: %v; stopping\n", cd.original, st.Lineno, err))
+		return true
+	}
+	return ok
 }
 
 // step runs a stepping command with the conditional breakpoints lifted: a

@@ -190,29 +190,11 @@ func extractCall(line, name string) (string, bool) {
 	return "", false
 }
 
-// matchParen returns the index of the paren closing the one at open.
+// matchParen returns the index of the paren closing the one at open, and
+// whether the bracket that closes it is a ')'.
 func matchParen(s string, open int) (int, bool) {
-	depth := 0
-	for i := open; i < len(s); {
-		switch c := s[i]; c {
-		case '"', '\'':
-			j, ok := skipString(s, i)
-			if !ok {
-				return 0, false
-			}
-			i = j
-			continue
-		case '(', '[', '{':
-			depth++
-		case ')', ']', '}':
-			depth--
-			if depth == 0 {
-				return i, c == ')'
-			}
-		}
-		i++
-	}
-	return 0, false
+	i, ok := matchBracket(s, open)
+	return i, ok && s[i] == ')'
 }
 
 // skipString returns the index after the string literal starting at i

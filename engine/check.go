@@ -45,7 +45,7 @@ def show(e):
 try:
     if call:
         compile(call, "<call>", "eval", dont_inherit=True)
-    compile(src, "<program>", "exec", dont_inherit=True)
+    compile(src, req["file"], "exec", dont_inherit=True)
 except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError) as e:
     print(json.dumps({"kind": "syntax", "exception": show(e)}))
     sys.exit(0)
@@ -116,7 +116,15 @@ var checkCache = struct {
 func checkProgram(ctx context.Context, python string, p Program) error {
 	source := tracer.TracedSource(p)
 	call := strings.TrimSpace(p.Call)
-	key := sha256.Sum256([]byte(python + "\x00" + call + "\x00" + source))
+	// The name the real engine compiles the program under: its path when
+	// it runs as a file (Program.Context), else "<program>".
+	file := "<program>"
+	if p.Context != nil && p.Path != "" {
+		if f, err := tracer.PythonFileName(p.Path); err == nil {
+			file = f
+		}
+	}
+	key := sha256.Sum256([]byte(python + "\x00" + call + "\x00" + file + "\x00" + source))
 	checkCache.Lock()
 	err, ok := checkCache.m[key]
 	checkCache.Unlock()
@@ -127,7 +135,7 @@ func checkProgram(ctx context.Context, python string, p Program) error {
 	if rerr != nil {
 		return nil
 	}
-	req, _ := json.Marshal(map[string]any{"source": source, "call": call,
+	req, _ := json.Marshal(map[string]any{"source": source, "call": call, "file": file,
 		"limit": tracer.DefaultLimits().ReprLimit, "cut": tracer.CutMarker})
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()

@@ -35,6 +35,10 @@ import (
 // (An alias, so front ends need not import the tracer.)
 type Program = tracer.Program
 
+// Context runs a Program as `python FILE ARGS` would: from its folder, with
+// its arguments and stdin (docs/tracer.md, "Program context").
+type Context = tracer.Context
+
 // Engine names.
 const (
 	Real    = "real"
@@ -76,6 +80,9 @@ type Options struct {
 	Python string
 	// Limits bound each traced run (zero fields: the tracer's defaults).
 	Limits tracer.Limits
+	// NoSandbox runs the real engine's programs without the kernel sandbox
+	// (tracer.Options.NoSandbox): only for code you trust.
+	NoSandbox bool
 	// Workers is how many tracer workers the real engine keeps (default 2):
 	// sessions trace once at start, so a few serve many sessions.
 	Workers int
@@ -192,7 +199,7 @@ func NewReal(opts Options) *RealEngine {
 	if n <= 0 {
 		n = 2
 	}
-	e := &RealEngine{opts: tracer.Options{Python: opts.Python, Limits: opts.Limits},
+	e := &RealEngine{opts: tracer.Options{Python: opts.Python, Limits: opts.Limits, NoSandbox: opts.NoSandbox},
 		idle: make(chan *tracer.Tracer, n), slot: make(chan struct{}, n), done: make(chan struct{})}
 	for range n {
 		e.slot <- struct{}{}
@@ -206,6 +213,8 @@ func (e *RealEngine) Name() string { return Real }
 // Trace runs p under the tracer's limits on a pooled worker. A failure of
 // ndb's own (a worker that died) is retried once on a fresh worker:
 // what the program itself does is reported in the trace, not as an error.
+// A p with a Context runs as `python FILE ARGS` would, from its folder
+// (docs/tracer.md, "Program context"); data-set programs have none.
 func (e *RealEngine) Trace(ctx context.Context, p Program) (*tracer.Trace, error) {
 	tr, err := e.traceOnce(ctx, p)
 	if err != nil && ctx.Err() == nil && !errors.Is(err, errClosed) {
@@ -225,7 +234,9 @@ func (e *RealEngine) traceOnce(ctx context.Context, p Program) (*tracer.Trace, e
 		case t = <-e.idle:
 		case <-e.slot:
 			var err error
-			if t, err = tracer.New(e.opts); err != nil {
+			opts := e.opts
+			opts.ProgramDir = tracer.ContextDir(p) // bound from the start: no restart for it
+			if t, err = tracer.New(opts); err != nil {
 				e.slot <- struct{}{}
 				return nil, err
 			}

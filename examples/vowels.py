@@ -6,3 +6,7 @@ def f(text, n):
         else:
             out.append(ch)
     return ''.join(out[:n])
+
+
+if __name__ == "__main__":
+    print(f("banana", 4))

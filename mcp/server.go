@@ -155,7 +155,11 @@ func (s *Server) start(ctx context.Context, in StartIn) (Stop, string, error) {
 	if err != nil {
 		return Stop{}, "", err
 	}
-	b, err := eng.Open(ctx, engine.Program{Path: path, Source: source, Call: in.Call})
+	prog := engine.Program{Path: path, Source: source, Call: in.Call}
+	if path != "" && strings.TrimSpace(in.Call) == "" {
+		prog.Context = &engine.Context{} // a file runs as `python FILE`: its folder, __file__, argv
+	}
+	b, err := eng.Open(ctx, prog)
 	if err != nil {
 		return Stop{}, "", err
 	}

@@ -139,7 +139,9 @@ gen_round() {
   local src="${srcs[$((r % ${#srcs[@]}))]}"
   # --n is a ceiling (the round is timed); a far larger one makes ndb gen plan for long.
   # TERM, not INT: background jobs of a script start with SIGINT ignored.
-  timeout "$secs" "$CARRY/ndb" gen --source "$src" --n 5000000 --seed $((1000 + r)) --out "$dir" \
+  # The GPU machine has no bubblewrap: the data sets' own programs (and the
+  # synthetic ones) run unsandboxed there, on a machine that is thrown away.
+  NDB_UNSAFE_NO_SANDBOX=1 timeout "$secs" "$CARRY/ndb" gen --source "$src" --n 5000000 --seed $((1000 + r)) --out "$dir" \
     --workers "$GEN_WORKERS" --shard-units 32 --data-dir "$CARRY/data" --python "$GEN_PY" $GEN_FLAGS --quiet >/dev/null 2>"$dir.log" &
   local pid=$!
   echo "$pid" > "$WORK/gen.pid"

@@ -141,9 +141,28 @@ type Exit struct {
 
 // Program is what to run: a script, or a call of a function it defines.
 type Program struct {
-	Path   string // for messages; may be empty
+	Path   string // for messages; may be empty (data sets put an id here)
 	Source string // Python source, decoded text
 	Call   string // entry call such as f(1, "a"); empty for a whole script
+	// Context, when set, runs the program as `python PATH ARGS` runs it
+	// (docs/tracer.md, "Program context"); Path must then name an existing
+	// file. Nil: the program runs in an empty scratch folder as "<program>".
+	Context *Context `json:",omitempty"`
+}
+
+// Context is what a program run from a file gets, as Python gives it: its
+// code compiled under the file's name (so __file__, tracebacks and syntax
+// errors name it). For a script (Call empty) also: its folder visible
+// read-only at its real path, as working directory and sys.path[0],
+// sys.argv = [Path] + Args, and Stdin. With Call only the file name
+// applies (Args, Stdin and Writable must be empty).
+type Context struct {
+	Args  []string // sys.argv[1:]
+	Stdin []byte   // the program's standard input; nil: empty (EOF at once)
+	// Writable gives the program a writable copy of its folder (in its
+	// scratch tmpfs, mounted at the folder's path) instead of the folder
+	// itself read-only; nothing it writes reaches the host.
+	Writable bool
 }
 
 // Trace is one recorded execution.

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -126,6 +127,10 @@ type Options struct {
 	// NDB_UNSAFE_NO_SANDBOX=1): only for code you trust. Without it, New
 	// fails with ErrNoSandbox where bwrap is missing or cannot work.
 	NoSandbox bool
+	// ProgramDir is the folder of the program (Program.Context) to bind at
+	// start, as the first program of that folder would (ProgramDir): saves
+	// a worker restart when the caller knows it.
+	ProgramDir string
 
 	noMemView   bool // tests: use the portable list probe
 	noAudit     bool // tests: no audit hooks, so that only the kernel sandbox guards
@@ -185,6 +190,10 @@ type Tracer struct {
 	opts    Options
 	python  string
 	scratch string // parent of the per-run scratch directories
+	// progDir is the program folder (Context) the sandboxed worker
+	// binds besides Options.ReadOnlyDirs: one at a time, the worker is
+	// restarted for another one, and hidden from programs of other folders.
+	progDir string
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -216,6 +225,8 @@ func New(opts Options) (*Tracer, error) {
 	} else if _, err := findBwrap(); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("%w; ndb refuses to run untrusted programs without it (set %s=1 or pass --no-sandbox to run trusted code unsandboxed)", err, UnsafeNoSandboxEnv)
+	} else if d := opts.ProgramDir; d != "" && !withinDirs(d, opts.ReadOnlyDirs) {
+		t.progDir = filepath.Clean(d)
 	}
 	if err := t.start(); err != nil {
 		os.RemoveAll(dir)
@@ -271,7 +282,11 @@ func (t *Tracer) start() error {
 	args := []string{"-s", "-c", IsolationPython + "\n\n" + workerScript, base, hex.EncodeToString(filter)}
 	var cmd *exec.Cmd
 	if t.sandboxed() {
-		cmd, err = SandboxCommand(SandboxConfig{Python: t.python, ReadOnlyDirs: t.opts.ReadOnlyDirs, Env: env}, args...)
+		dirs := t.opts.ReadOnlyDirs
+		if t.progDir != "" {
+			dirs = append(append([]string{}, dirs...), t.progDir)
+		}
+		cmd, err = SandboxCommand(SandboxConfig{Python: t.python, ReadOnlyDirs: dirs, Env: env}, args...)
 		if err != nil {
 			return err
 		}
@@ -398,6 +413,146 @@ type request struct {
 	Call   string         `json:"call,omitempty"`
 	Limits map[string]any `json:"limits"`
 	Nonce  string         `json:"nonce"` // echoed in the end frame: a frame of another run cannot pass for this one's
+	// Program context (Program.Context; docs/tracer.md, "Program context")
+	File     string   `json:"file,omitempty"`     // the name the code is compiled under ("" : <program>)
+	Argv     []string `json:"argv,omitempty"`     // sys.argv
+	Dir      string   `json:"dir,omitempty"`      // working directory and sys.path[0]
+	Stdin    []byte   `json:"stdin,omitempty"`    // standard input (base64 in JSON)
+	Writable bool     `json:"writable,omitempty"` // Dir becomes a writable copy
+	Hide     []string `json:"hide,omitempty"`     // bound folders this program must not see
+}
+
+// MaxStdin bounds Context.Stdin.
+const MaxStdin = 64 << 20
+
+// contextRequest fills the context fields of req for p. It returns the
+// program folder the worker must bind ("" when none is needed).
+func contextRequest(p Program, req *request) (string, error) {
+	c := p.Context
+	if c == nil {
+		return "", nil
+	}
+	if p.Path == "" {
+		return "", errors.New("tracer: Program.Context needs Path, the program's file")
+	}
+	fi, err := os.Stat(p.Path)
+	if err != nil {
+		return "", fmt.Errorf("tracer: program file: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("tracer: program file %s is not a regular file", p.Path)
+	}
+	file, err := PythonFileName(p.Path)
+	if err != nil {
+		return "", err
+	}
+	req.File = file
+	if strings.TrimSpace(p.Call) != "" {
+		if len(c.Args) > 0 || c.Stdin != nil || c.Writable {
+			return "", errors.New("tracer: arguments, stdin and a writable folder need a script (Call empty)")
+		}
+		return "", nil
+	}
+	if len(c.Stdin) > MaxStdin {
+		return "", fmt.Errorf("tracer: stdin of %d bytes (at most %d)", len(c.Stdin), MaxStdin)
+	}
+	dir, err := ProgramDir(p.Path)
+	if err != nil {
+		return "", err
+	}
+	req.Argv = append([]string{p.Path}, c.Args...)
+	req.Stdin = c.Stdin
+	if req.Stdin == nil {
+		req.Stdin = []byte{}
+	}
+	req.Dir = dir
+	req.Writable = c.Writable
+	return dir, nil
+}
+
+// ContextDir is the folder a program's run binds: its script's folder
+// (ProgramDir) when it has a Context and no Call, else "".
+func ContextDir(p Program) string {
+	if p.Context == nil || strings.TrimSpace(p.Call) != "" || p.Path == "" {
+		return ""
+	}
+	d, err := ProgramDir(p.Path)
+	if err != nil {
+		return ""
+	}
+	return d
+}
+
+// PythonFileName is the name CPython gives the script path on its command
+// line (__file__, co_filename, tracebacks): path itself when absolute,
+// else the working directory, "/" and path, not normalised.
+func PythonFileName(path string) (string, error) {
+	if filepath.IsAbs(path) {
+		return path, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("tracer: working directory: %w", err)
+	}
+	if wd == "/" {
+		return "/" + path, nil
+	}
+	return wd + "/" + path, nil
+}
+
+// ProgramDir is a script's folder as CPython puts it in sys.path[0]: the
+// folder of the file, symbolic links resolved. The root folder is refused
+// (its binding would show the whole host to the program).
+func ProgramDir(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("tracer: program file: %w", err)
+	}
+	dir := filepath.Dir(real)
+	if dir == "/" {
+		return "", fmt.Errorf("tracer: %s is in the root folder; ndb shows a program its own folder, so put it in a folder of its own", path)
+	}
+	return dir, nil
+}
+
+// FolderWarning says why a sandboxed program will not be able to read its
+// folder (Context), or "" when it can: when ndb runs as root, programs run
+// as uid SandboxUID, which reads the folder as "others" do.
+func FolderWarning(path string) string {
+	if !isRoot() {
+		return ""
+	}
+	dir, err := ProgramDir(path)
+	if err != nil {
+		return ""
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return ""
+	}
+	if fi.Mode().Perm()&0o005 != 0o005 {
+		return fmt.Sprintf("%s (mode %04o) is not readable by the sandbox's uid %d: the program runs in an empty folder and cannot import or open its files (chmod o+rx it, or use --no-sandbox for trusted code)",
+			dir, fi.Mode().Perm(), SandboxUID)
+	}
+	return ""
+}
+
+// withinDirs reports whether dir is one of dirs or below one of them.
+func withinDirs(dir string, dirs []string) bool {
+	for _, d := range dirs {
+		d, err := filepath.Abs(d)
+		if err != nil {
+			continue
+		}
+		if dir == d || strings.HasPrefix(dir, strings.TrimSuffix(d, "/")+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // Trace runs p under the tracer's limits. It returns an error only for ndb's
@@ -440,6 +595,27 @@ func (t *Tracer) TraceLimits(ctx context.Context, p Program, lim Limits) (*Trace
 		// the raw record stream is more compact than the decoded trace
 		"trace_bytes": lim.MaxTraceBytes,
 	}, Nonce: newNonce()}
+	dir, err := contextRequest(p, &req)
+	if err != nil {
+		return nil, err
+	}
+	if t.sandboxed() {
+		// The worker sees only the folders it was started with: bind the
+		// program's (one at a time), hide it from programs of others.
+		if dir != "" && !withinDirs(dir, t.opts.ReadOnlyDirs) && dir != t.progDir {
+			if !t.dead {
+				t.kill()
+			}
+			t.progDir = dir
+			if err := t.start(); err != nil {
+				t.progDir = "" // the next run starts a worker without it
+				return nil, fmt.Errorf("tracer: binding the program's folder %s: %w", dir, err)
+			}
+		}
+		if t.progDir != "" && dir != t.progDir {
+			req.Hide = []string{t.progDir}
+		}
+	}
 	line, err := json.Marshal(req)
 	if err != nil {
 		return nil, fmt.Errorf("tracer: encode request: %w", err)

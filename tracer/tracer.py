@@ -307,7 +307,8 @@ def _write_all(fd, data):
         view = view[n:]
 
 
-def _inside(path, root):
+def _inside(path, roots):
+    """Whether path is inside one of the folders roots (realpaths)."""
     try:
         if isinstance(path, int):
             return True  # an already open descriptor
@@ -317,7 +318,12 @@ def _inside(path, root):
     except Exception:
         return False
     full = os.path.realpath(os.path.join(os.getcwd(), path))
-    return full == root or full.startswith(root + "/") or full == "/dev/null"
+    if full == "/dev/null":
+        return True
+    for root in roots:
+        if full == root or full.startswith(root + "/"):
+            return True
+    return False
 
 
 _BLOCKED = {
@@ -348,7 +354,8 @@ _PATH_EVENTS = {  # event -> indexes of path arguments that must stay in the scr
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 
-def _make_audit_hook(root, state):
+def _make_audit_hook(roots, state):
+    root = tuple(roots)
     pid = os.getpid()
 
     def hook(event, args):
@@ -408,6 +415,43 @@ def _run_child(req, wfd, scratch, libc, ns=False):
     iso = {"ns": ns, "proc": False, "tmpfs": False, "seccomp": False}
     if ns:
         iso["proc"], iso["tmpfs"] = _isolate_program(libc, scratch, wfd, SCRATCH_BYTES)
+        for d in req.get("hide") or ():
+            # another program's folder, bound in this worker: not for this one
+            _mount(libc, b"tmpfs", d, b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, b"size=4k,mode=0555")
+    # Program context (docs/tracer.md, "Program context").
+    folder = req.get("dir") or ""
+    workdir = scratch
+    writable_roots = [os.path.realpath(scratch)]
+    context_error = ""
+    if folder:
+        workdir = folder
+        if req.get("writable"):
+            copy = os.path.join(scratch, ".ndb-folder")
+            try:
+                try:
+                    shutil.copytree(folder, copy, symlinks=True)
+                except shutil.Error:
+                    pass  # unreadable files stay unreadable
+                if ns and _mount(libc, os.fsencode(copy), folder, None, MS_BIND | MS_REC, None):
+                    writable_roots.append(folder)  # the copy, at the folder's own path
+                else:
+                    workdir = copy
+            except OSError as e:
+                context_error = "ndb: cannot copy the program's folder into its %d MiB scratch directory: %s" % (
+                    SCRATCH_BYTES >> 20, e)
+    stdin = req.get("stdin")
+    if stdin is not None:
+        data = binascii.a2b_base64(stdin)
+        try:
+            fd = os.memfd_create("stdin")
+        except (AttributeError, OSError):
+            path = os.path.join(scratch, ".ndb-stdin")
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+            os.unlink(path)
+        _write_all(fd, data)
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.dup2(fd, 0)
+        os.close(fd)
 
     def setlim(res, value):
         try:
@@ -430,6 +474,11 @@ def _run_child(req, wfd, scratch, libc, ns=False):
     signal.signal(signal.SIGALRM, _on_alarm)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     os.chdir(scratch)
+    if workdir != scratch:
+        try:
+            os.chdir(workdir)
+        except OSError:
+            pass  # a folder the sandbox's uid cannot enter: the scratch directory (ndb warns)
     # The worker's environment is already clean (set by ndb); only these differ per run.
     os.environ["HOME"] = scratch
     os.environ["TMPDIR"] = scratch
@@ -450,7 +499,13 @@ def _run_child(req, wfd, scratch, libc, ns=False):
     sys.stdout = capture
     sys.stderr = err_capture
     sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
-    sys.argv = [PROGRAM_FILE]
+    sys.argv = list(req.get("argv") or [PROGRAM_FILE])
+    if folder:
+        # as for `python FILE`: the script's folder first, no "" (the -c default)
+        if sys.path and sys.path[0] == "":
+            sys.path[0] = folder
+        else:
+            sys.path.insert(0, folder)
 
     out = []  # pending records
     closed = [False]
@@ -495,20 +550,24 @@ def _run_child(req, wfd, scratch, libc, ns=False):
 
     source = req["source"]
     call = req.get("call") or ""
+    fname = req.get("file") or PROGRAM_FILE
     try:
         if call:
             # The entry must be one expression: checked alone, its error
             # names the call, not a line of the def main() wrapper.
             compile(call, CALL_FILE, "eval", dont_inherit=True)
-        code = compile(source, PROGRAM_FILE, "exec", dont_inherit=True)
+        code = compile(source, fname, "exec", dont_inherit=True)
     except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError) as e:
         finish("error", brepr(e, repr_limit), "syntax error")
+        return 0
+    if context_error:
+        finish("error", "", context_error)
         return 0
 
     module = types.ModuleType("__main__")
     g = module.__dict__
     g["__builtins__"] = builtins
-    g["__file__"] = PROGRAM_FILE
+    g["__file__"] = fname
     sys.modules["__main__"] = module
 
     # ---- the recorder (hot path)
@@ -533,7 +592,7 @@ def _run_child(req, wfd, scratch, libc, ns=False):
     _repr = repr
     frozen_atoms = FROZEN_ATOMS
     eq_safe = EQ_SAFE
-    fname_prog = PROGRAM_FILE
+    fname_prog = fname
     mem = _MEMORY
     list_m = repr_limit // 3 + 2  # items that can show in repr_limit characters
     cut_marker = CUT_MARKER
@@ -736,7 +795,7 @@ def _run_child(req, wfd, scratch, libc, ns=False):
 
     # ---- guards, then run
     if os.environ.get("NDB_NO_AUDIT") != "1":  # tests: the kernel sandbox alone
-        sys.addaudithook(_make_audit_hook(os.path.realpath(scratch), guard))
+        sys.addaudithook(_make_audit_hook(writable_roots, guard))
     def guarded_exit(status):
         try:
             st = int(status)

@@ -38,6 +38,9 @@ func TestMain(m *testing.M) {
 		shared.t.Close()
 	}
 	closeHostile()
+	for _, tr := range ctxTracers.ts {
+		tr.Close()
+	}
 	os.Exit(code)
 }
 

@@ -103,7 +103,8 @@ func TestFlagTypesAgree(t *testing.T) {
 		}
 	}
 	for name, want := range map[string]string{"seed": "uint64", "memory-mb": "int64", "timeout": "duration",
-		"max-events": "int", "repr-limit": "int", "workers": "int", "quiet": "bool", "json": "bool", "python": "string"} {
+		"max-events": "int", "repr-limit": "int", "workers": "int", "quiet": "bool", "json": "bool", "python": "string",
+		"no-sandbox": "bool", "max-trace-mb": "int64", "stdin": "string", "writable": "bool"} {
 		for typ, cmds := range types[name] {
 			if typ != want {
 				t.Errorf("--%s is %s in %v, want %s", name, typ, cmds, want)
@@ -114,6 +115,23 @@ func TestFlagTypesAgree(t *testing.T) {
 		cmd, _, err := rootCmd.Find([]string{c})
 		if err != nil || cmd.Flags().Lookup("memory-mb") == nil {
 			t.Errorf("ndb %s has no --memory-mb (%v)", c, err)
+		}
+	}
+	// Every command that runs programs takes the sandbox's flags.
+	for _, c := range [][]string{{"trace"}, {"debug"}, {"gen"}, {"eval", "next-state"}, {"eval", "cruxeval"}} {
+		cmd, _, err := rootCmd.Find(c)
+		for _, name := range []string{"no-sandbox", "max-trace-mb"} {
+			if err != nil || cmd.Flags().Lookup(name) == nil {
+				t.Errorf("ndb %v has no --%s (%v)", c, name, err)
+			}
+		}
+	}
+	for _, c := range []string{"trace", "debug"} {
+		cmd, _, err := rootCmd.Find([]string{c})
+		for _, name := range []string{"stdin", "writable"} {
+			if err != nil || cmd.Flags().Lookup(name) == nil {
+				t.Errorf("ndb %s has no --%s (%v)", c, name, err)
+			}
 		}
 	}
 }
@@ -279,20 +297,6 @@ func TestTraceExitStatus(t *testing.T) {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("%v: error %q lacks %q", c.args, err, w)
 			}
-		}
-	}
-}
-
-func TestPyQuote(t *testing.T) {
-	for in, want := range map[string]string{
-		"a/b.py":    `'a/b.py'`,
-		"it's.py":   `"it's.py"`,
-		`a'b"c.py`:  `'a\'b"c.py'`,
-		"tab\there": `'tab\there'`,
-		`back\sl`:   `'back\\sl'`,
-	} {
-		if got := pyQuote(in); got != want {
-			t.Errorf("pyQuote(%q) = %s, want %s", in, got, want)
 		}
 	}
 }

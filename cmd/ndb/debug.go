@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"ndb/debugger"
+	"ndb/engine"
 	"ndb/repl"
 	"ndb/tracer"
 )
@@ -21,6 +22,10 @@ type debugProgram struct {
 	Path    string
 	Program tracer.Program
 	Python  string // --python: the interpreter (real engine, verification)
+	// NoSandbox and Limits are the real engine's tracer options
+	// (--no-sandbox, --max-trace-mb), for verification too.
+	NoSandbox bool
+	Limits    tracer.Limits
 }
 
 // debugEngine builds the Backend of one --engine. close releases what it
@@ -55,40 +60,51 @@ func newBackend(ctx context.Context, engine string, p debugProgram) (debugger.Ba
 	return mk(ctx, p)
 }
 
-// newRealBackend traces the program once with the real interpreter and
-// answers every command from that trace.
+// newRealBackend traces the program once with the real engine
+// (engine.RealEngine) and answers every command from that trace. A program
+// that cannot start (it or the --call expression does not compile, or the
+// call expression itself raises) is an error naming the file, as in
+// `ndb trace`, before any session starts.
 func newRealBackend(ctx context.Context, p debugProgram) (debugger.Backend, func() error, error) {
-	tr, err := tracer.New(tracer.Options{Python: p.Python})
+	e := engine.NewReal(engine.Options{Python: p.Python, NoSandbox: p.NoSandbox, Limits: p.Limits, Workers: 1})
+	defer e.Close()
+	trace, err := e.Trace(ctx, p.Program)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer tr.Close()
-	trace, err := tr.Trace(ctx, p.Program)
-	if err != nil {
+	if err := notStarted(trace, p.Path); err != nil {
 		return nil, nil, err
 	}
 	return debugger.NewTraceBackend(trace), nil, nil
 }
 
 var debugFlags struct {
-	engine string
-	call   string
-	python string
-	batch  bool
-	color  string
+	engine  string
+	call    string
+	python  string
+	batch   bool
+	color   string
+	sandbox sandboxFlags
+	context contextFlags
 }
 
 var debugCmd = &cobra.Command{
-	Use:   "debug [--engine real] [--call EXPR] [--batch] FILE",
+	Use:   "debug [--engine real] [--call EXPR] [--batch] FILE [-- ARGS...]",
 	Short: "Debug a Python program with pdb's commands, forwards and backwards",
 	Long: `debug starts a pdb-style terminal on FILE (a script, or with --call one call of a
 function it defines, e.g. --call 'f("abc", 3)'). Commands: s, n, r, c, unt, b, cl, l, p, pp,
 a, w, h, and the reverse commands rs, rn, rr, rc (type help in the terminal).
 
+FILE runs as "python FILE ARGS" runs it (docs/tracer.md, "Program context"): its folder
+is visible read-only and is the working directory and sys.path[0], __file__ and sys.argv
+are set as Python sets them, ARGS after -- are sys.argv[1:], --stdin FILE feeds its
+standard input (--batch reads the debugger's commands from ndb's own stdin).
+A program that does not compile, or a --call that fails by itself, exits non-zero.
+
 With --batch, commands are read from stdin one per line and the answers are JSON lines: the
 first stop, then exactly one line per command (a stop with "event", or an object without
 "event": "error" for a bad command).`,
-	Args: cobra.ExactArgs(1),
+	Args: cobra.MinimumNArgs(1),
 	RunE: runDebug,
 }
 
@@ -99,6 +115,8 @@ func init() {
 	f.StringVar(&debugFlags.python, "python", "python3", "Python interpreter for the real engine")
 	f.BoolVar(&debugFlags.batch, "batch", false, "read commands from stdin, answer JSON lines")
 	f.StringVar(&debugFlags.color, "color", "auto", "highlighting: auto, always, never")
+	debugFlags.sandbox.add(f)
+	debugFlags.context.add(f)
 	rootCmd.AddCommand(debugCmd)
 }
 
@@ -112,13 +130,26 @@ func runDebug(cmd *cobra.Command, args []string) error {
 	default:
 		return fmt.Errorf("--color wants auto, always or never, got %q", debugFlags.color)
 	}
-	path := args[0]
+	path, progArgs, err := programArgs(cmd, args)
+	if err != nil {
+		return err
+	}
+	if err := debugFlags.sandbox.check(); err != nil {
+		return err
+	}
 	src, err := tracer.ReadSource(path)
 	if err != nil {
 		return err
 	}
-	prog := debugProgram{Path: path, Python: debugFlags.python,
-		Program: tracer.Program{Path: path, Source: src, Call: debugFlags.call}}
+	p, err := debugFlags.context.program(path, src, debugFlags.call, progArgs)
+	if err != nil {
+		return err
+	}
+	prog := debugProgram{Path: path, Python: debugFlags.python, Program: p,
+		NoSandbox: debugFlags.sandbox.noSandbox, Limits: tracer.Limits{MaxTraceBytes: debugFlags.sandbox.traceBytes()}}
+	if debugFlags.engine == engine.Real {
+		warnFolder(cmd.ErrOrStderr(), p, prog.NoSandbox)
+	}
 	b, closeFn, err := newBackend(ctx, debugFlags.engine, prog)
 	if err != nil {
 		return err

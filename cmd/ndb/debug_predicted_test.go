@@ -63,7 +63,7 @@ func TestDebugModelEngineMarksAndRefuses(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--call", "", bad}, `the program does not compile: SyntaxError('invalid syntax', ('<program>', 2, 15, '    return n +\n', 2, 15))`},
+		{[]string{"--call", "", bad}, `the program does not compile: SyntaxError('invalid syntax', ('` + bad + `', 2, 15, '    return n +\n', 2, 15))`},
 		{[]string{"--call", "g(1)", good}, `the call g(1) uses g, which the program does not define: NameError("name 'g' is not defined")`},
 		{[]string{"--call", "D(1).m(2)", good}, `NameError("name 'D' is not defined")`},
 	} {

@@ -64,6 +64,7 @@ func init() {
 		debugEngines[name] = func(ctx context.Context, p debugProgram) (debugger.Backend, func() error, error) {
 			opts := debugEngineFlags.options()
 			opts.Python = p.Python
+			opts.NoSandbox, opts.Limits = p.NoSandbox, p.Limits
 			e, err := engine.New(name, opts)
 			if err != nil {
 				return nil, nil, err
@@ -94,7 +95,7 @@ func init() {
 func neuralCommands(name string, p debugProgram) (*repl.Extra, func() error) {
 	var real *engine.RealEngine
 	if name != engine.Real {
-		real = engine.NewReal(engine.Options{Python: p.Python, Workers: 1})
+		real = engine.NewReal(engine.Options{Python: p.Python, NoSandbox: p.NoSandbox, Limits: p.Limits, Workers: 1})
 	}
 	help := make([]repl.ExtraHelp, 0, len(engine.NeuralCommands))
 	for _, c := range engine.NeuralCommands {

@@ -22,11 +22,13 @@ import (
 	"ndb/engine/openai"
 	"ndb/eval"
 	"ndb/model/infer"
+	"ndb/tracer"
 )
 
 // evalFlags are the options both eval commands share.
 type evalFlags struct {
 	engineFlags
+	sandbox sandboxFlags
 	engine  string
 	dataDir string
 	seed    uint64
@@ -47,6 +49,7 @@ type evalFlags struct {
 func (f *evalFlags) add(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	f.engineFlags.add(fs, true)
+	f.sandbox.add(fs)
 	fs.StringVar(&f.engine, "engine", engine.Model, "engine to measure: real, model, openai, cwm")
 	fs.StringVar(&f.dataDir, "data-dir", "", "shared data folder (default $NDB_DATA_DIR, else ../shared/data from the repo root)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of every random choice (examples, samples)")
@@ -77,7 +80,15 @@ func (e *evalEngines) Close() {
 
 func (f *evalFlags) engines() (*evalEngines, error) {
 	python := f.python
-	real := engine.NewReal(engine.Options{Python: python, Workers: f.workers})
+	if err := f.sandbox.check(); err != nil {
+		return nil, err
+	}
+	if f.sandbox.noSandbox {
+		// the CruxEval scorer's sandbox reads only the environment
+		os.Setenv(tracer.UnsafeNoSandboxEnv, "1")
+	}
+	real := engine.NewReal(engine.Options{Python: python, Workers: f.workers, NoSandbox: f.sandbox.noSandbox,
+		Limits: tracer.Limits{MaxTraceBytes: f.sandbox.traceBytes()}})
 	out := &evalEngines{real: real}
 	switch name := strings.ToLower(strings.TrimSpace(f.engine)); name {
 	case engine.Real:

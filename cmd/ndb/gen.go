@@ -29,6 +29,7 @@ type genFlags struct {
 	memoryMB                            int64
 	quiet                               bool
 	tokenizer                           string
+	sandbox                             sandboxFlags
 }
 
 func init() {
@@ -79,6 +80,7 @@ so N machines can split one job.`,
 	fl.Int64Var(&f.memoryMB, "memory-mb", 1024, "address-space limit per traced run, MiB")
 	fl.IntVar(&f.reprLimit, "repr-limit", tracer.DefaultLimits().ReprLimit, "characters of a repr kept before the tracer's cut marker")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar")
+	f.sandbox.add(fl)
 	fl.StringVar(&f.tokenizer, "tokenizer", "", "tokenizer file (ndb tokenizer): count tokens in the summary besides characters")
 
 	var ef struct {
@@ -121,6 +123,9 @@ prompt ends with <|frame_sep|>, the completion is the next frame up to its
 // check refuses flag values the job would silently replace or misread,
 // before any data is loaded.
 func (f genFlags) check() error {
+	if err := f.sandbox.check(); err != nil {
+		return err
+	}
 	for _, v := range []struct {
 		name string
 		n    int64
@@ -140,6 +145,14 @@ func (f genFlags) check() error {
 		}
 	}
 	return nil
+}
+
+// tracerOptions are the options of each worker's tracer. Data-set
+// programs get no Context: they run as "<program>" in an empty folder.
+func (f genFlags) tracerOptions(python string) tracer.Options {
+	lim := tracer.Limits{Timeout: f.timeout, MaxEvents: f.maxEvents, MemoryBytes: f.memoryMB << 20, ReprLimit: f.reprLimit,
+		MaxTraceBytes: f.sandbox.traceBytes()}
+	return tracer.Options{Python: python, Limits: lim, NoSandbox: f.sandbox.noSandbox}
 }
 
 func runGen(ctx context.Context, f genFlags) error {
@@ -168,12 +181,11 @@ func runGen(ctx context.Context, f genFlags) error {
 	if err != nil {
 		return err
 	}
-	lim := tracer.Limits{Timeout: f.timeout, MaxEvents: f.maxEvents, MemoryBytes: f.memoryMB << 20, ReprLimit: f.reprLimit}
 	job := &dataset.Job{
 		Source: src, N: f.n, Seed: int64(f.seed), PerTrace: f.perTrace, ShardUnits: f.shardUnits, Out: f.out,
 		Shard: shard, Shards: shards, Workers: max(1, f.workers),
 		NewTracer: func() (dataset.Tracer, error) {
-			return tracer.New(tracer.Options{Python: python, Limits: lim})
+			return tracer.New(f.tracerOptions(python))
 		},
 		Sampler: dataset.SamplerConfig{MaxSteps: f.maxSteps, MaxChars: f.maxChars, DeepEntryProb: f.deep, InverseProb: f.inverse, UnwrapProb: f.unwrap, BreakpointHitProb: f.bpHit},
 	}

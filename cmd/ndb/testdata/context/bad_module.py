@@ -1,0 +1,5 @@
+answer = input()
+
+
+def double(n):
+    return 2 * n

@@ -1,0 +1,3 @@
+s = "x" * 2000
+for i in range(1000):
+    t = s

@@ -1,0 +1,5 @@
+GREETING = "hello"
+
+
+def shout(text):
+    return text.upper() + "!"

@@ -1,0 +1,3 @@
+import os
+uid = os.getuid()
+print("uid", uid)

@@ -1,0 +1,5 @@
+import os
+
+
+def where():
+    return os.path.basename(__file__), os.getcwd() == os.path.dirname(__file__)
