@@ -1,6 +1,8 @@
 package debugger
 
 import (
+	"context"
+	"fmt"
 	"strings"
 
 	"ndb/tracer"
@@ -49,6 +51,8 @@ type pdbSim struct {
 	gen         map[int]bool // frames that run generators/coroutines
 	pinned      map[int]bool // frames kept alive by an exception pdb stopped at (see pinException)
 	pos         int          // index of the current stop; len(States) at the end
+	bps         []*BreakSpec // the session's breakpoints (nil: Command.Breaks, plain lines)
+	firstLine   map[int]int  // frame -> its code's co_firstlineno (the line of its first call event)
 }
 
 func newPdbSim(tr *Tree) *pdbSim {
@@ -60,6 +64,81 @@ func newPdbSim(tr *Tree) *pdbSim {
 		}
 	}
 	return sim
+}
+
+// frameFirstLine is co_firstlineno of frame's code: the line of the frame's
+// first call event.
+func (sim *pdbSim) frameFirstLine(frame int) int {
+	if sim.firstLine == nil {
+		sim.firstLine = map[int]int{}
+		for _, s := range sim.tr.T.States {
+			if _, ok := sim.firstLine[s.Frame]; !ok && s.Event == tracer.EventCall {
+				sim.firstLine[s.Frame] = s.Lineno
+			}
+		}
+	}
+	return sim.firstLine[frame]
+}
+
+// breakHere is bdb's break_here (with effective and checkfuncname) for a
+// line event: a breakpoint at the line, or a function breakpoint at the
+// frame's co_firstlineno whose function is at its first executable line;
+// a condition that holds or cannot be evaluated (pdb then stops and keeps a
+// temporary breakpoint); a temporary breakpoint that stops is marked done.
+func (sim *pdbSim) breakHere(s *tracer.State, breaks map[int]bool) bool {
+	if sim.bps == nil {
+		return breaks[s.Lineno]
+	}
+	line := s.Lineno
+	if !breaks[line] {
+		line = sim.frameFirstLine(s.Frame)
+		if line == 0 || !breaks[line] {
+			return false
+		}
+	}
+	for _, b := range sim.bps {
+		if b.Line != line || b.done {
+			continue
+		}
+		if b.Func == "" {
+			if b.Line != s.Lineno {
+				continue
+			}
+		} else {
+			if s.Function != b.Func {
+				continue
+			}
+			if b.funcFirst == 0 {
+				b.funcFirst = s.Lineno
+			}
+			if b.funcFirst != s.Lineno {
+				continue
+			}
+		}
+		if b.stops(s.Locals) {
+			return true
+		}
+	}
+	return false
+}
+
+// stops is bdb's condition check for a breakpoint reached with locals: no
+// condition, or one that holds, stops and marks a temporary breakpoint for
+// clearing; a condition that cannot be evaluated stops and keeps it, as in
+// pdb.
+func (b *BreakSpec) stops(locals tracer.Locals) bool {
+	if b.cond == nil {
+		b.done = b.Temp
+		return true
+	}
+	ok, err := b.cond.Eval(locals)
+	if err != nil {
+		return true
+	}
+	if ok {
+		b.done = b.Temp
+	}
+	return ok
 }
 
 // pdbStart runs a fresh debugger to its first stop: the first line event of
@@ -237,7 +316,7 @@ func (sim *pdbSim) run(from int, breaks map[int]bool, lastStop int) int {
 				return k
 			}
 		case tracer.EventLine:
-			if sim.traced[s.Frame] && (sim.stopHere(s) || breaks[s.Lineno]) {
+			if sim.traced[s.Frame] && (sim.stopHere(s) || sim.breakHere(s, breaks)) {
 				return k
 			}
 		case tracer.EventReturn:
@@ -310,4 +389,81 @@ func internalStopIteration(s *tracer.State) bool {
 	src := strings.TrimSpace(s.Src)
 	return strings.Contains(src, "yield from") || strings.Contains(src, "await ") ||
 		strings.HasPrefix(src, "for ") || strings.HasPrefix(src, "async for ")
+}
+
+// breakpointBackend is a backend that runs pdb's own breakpoint logic over
+// the session's breakpoints (the trace backend): the session hands it
+// breakpoints with conditions, tbreak and function breakpoints.
+type breakpointBackend interface {
+	nextWith(ctx context.Context, history []Step, cmd Command, bps []*BreakSpec) (Stop, error)
+}
+
+// nextWith is Next with the session's breakpoints: pdb's commands run the
+// bdb simulation with break_here over bps; a reverse continue goes back to
+// the latest earlier line where one of them would stop (conditions
+// evaluated, temporary ones kept); other commands are Next's.
+func (b *TraceBackend) nextWith(ctx context.Context, history []Step, cmd Command, bps []*BreakSpec) (Stop, error) {
+	if len(history) == 0 {
+		return Stop{}, fmt.Errorf("trace backend: empty history")
+	}
+	p, ok := b.PosOf(history[len(history)-1].Stop)
+	n := len(b.tr.T.States)
+	if !ok || cmd.Action == Breakpoint || p.Index < 0 || p.Index >= n && !cmd.Reverse() {
+		return b.Next(ctx, history, cmd)
+	}
+	if err := ctx.Err(); err != nil {
+		return Stop{}, err
+	}
+	if cmd.Reverse() {
+		if cmd.Action != Continue {
+			return b.Next(ctx, history, cmd)
+		}
+		q := b.reverseContinueWith(p, bps)
+		b.remember(len(history)+1, q, nil)
+		return b.StopAt(q), nil
+	}
+	breaks := make(map[int]bool, len(bps))
+	for _, bp := range bps {
+		breaks[bp.Line] = true
+	}
+	return b.runPdb(history, p, cmd, breaks, bps)
+}
+
+// reverseContinueWith is the latest line event before p where a breakpoint
+// of bps would stop: a line breakpoint whose condition holds (or fails to
+// evaluate), or a function breakpoint at the first line event of an
+// activation of its function.
+func (b *TraceBackend) reverseContinueWith(p Pos, bps []*BreakSpec) Pos {
+	sim := newPdbSim(b.tr)
+	from := p.Index - 1
+	if p.LineCall {
+		from = p.Index
+	}
+	states := b.tr.T.States
+	from = min(from, len(states)-1)
+	for k := from; k >= 0; k-- {
+		s := &states[k]
+		if s.Event != tracer.EventLine {
+			continue
+		}
+		for _, bp := range bps {
+			var match bool
+			if bp.Func == "" {
+				match = bp.Line == s.Lineno
+			} else {
+				match = s.Function == bp.Func && sim.frameFirstLine(s.Frame) == bp.Line &&
+					k > 0 && states[k-1].Frame == s.Frame && states[k-1].Event == tracer.EventCall
+			}
+			if !match {
+				continue
+			}
+			if bp.cond == nil {
+				return Pos{Index: k}
+			}
+			if ok, err := bp.cond.Eval(s.Locals); ok || err != nil {
+				return Pos{Index: k}
+			}
+		}
+	}
+	return EntryExit
 }

@@ -129,6 +129,7 @@ type Session struct {
 	b       Backend
 	lines   []string
 	breaks  map[int]bool
+	bps     []*BreakSpec // every breakpoint, in the order set (breaks: their lines)
 	history []Step
 }
 
@@ -176,21 +177,28 @@ func (s *Session) SetBreak(line int) error {
 	if why := CheckBreakLine(s.b.Source(), line); why != "" {
 		return fmt.Errorf("line %d: %s", line, why)
 	}
+	for _, b := range s.bps {
+		if b.Line == line && b.plain() {
+			return nil
+		}
+	}
+	s.bps = append(s.bps, &BreakSpec{Line: line})
 	s.breaks[line] = true
 	return nil
 }
 
-// ClearBreak removes the breakpoint at line.
+// ClearBreak removes the breakpoints at line (of every kind).
 func (s *Session) ClearBreak(line int) error {
 	if !s.breaks[line] {
 		return fmt.Errorf("no breakpoint at line %d", line)
 	}
+	s.bps = slices.DeleteFunc(s.bps, func(b *BreakSpec) bool { return b.Line == line })
 	delete(s.breaks, line)
 	return nil
 }
 
 // ClearBreaks removes every breakpoint.
-func (s *Session) ClearBreaks() { s.breaks = map[int]bool{} }
+func (s *Session) ClearBreaks() { s.breaks, s.bps = map[int]bool{}, nil }
 
 // Breaks lists the breakpoint lines in order.
 func (s *Session) Breaks() []int {
@@ -268,6 +276,17 @@ func (s *Session) Do(ctx context.Context, cmd Command) (Stop, error) {
 		return cur, ErrAtStart
 	}
 	cmd.Breaks = s.Breaks()
+	if bb, ok := s.b.(breakpointBackend); ok && s.richBreaks() && cmd.Action != Breakpoint && (!backward || cmd.Action == Continue) {
+		// The backend runs pdb's break_here itself (conditions, tbreak, functions).
+		st, err := bb.nextWith(ctx, s.history, cmd, s.bps)
+		s.dropDone()
+		if err != nil {
+			return s.Current(), err
+		}
+		s.history = append(s.history, Step{Command: cmd, Stop: st})
+		return st, nil
+	}
+	defer s.dropDone()
 	if cmd.Action == Continue && !cmd.Backward && len(cmd.Breaks) == 1 {
 		cmd.Src, cmd.Line = s.Line(cmd.Breaks[0]), cmd.Breaks[0]
 	}
@@ -284,7 +303,7 @@ func (s *Session) Do(ctx context.Context, cmd Command) (Stop, error) {
 			if err != nil || st.IsExit() || st.Event != tracer.EventLine && cmd.Action == Continue {
 				return st, err
 			}
-			if cmd.Action == Continue && s.breaks[st.Lineno] || cmd.Action == Breakpoint && st.Lineno == cmd.Line {
+			if cmd.Action == Continue && s.breaks[st.Lineno] && s.stopsAt(st) || cmd.Action == Breakpoint && st.Lineno == cmd.Line {
 				return st, nil
 			}
 		}
@@ -362,6 +381,151 @@ func (s *Session) Args() (tracer.Locals, bool) {
 	for i := len(s.history) - 1; i >= 0; i-- {
 		st := s.history[i].Stop
 		if st.Event == tracer.EventCall && st.Function == cur.Function && st.Depth == cur.Depth {
+			return st.Locals, true
+		}
+	}
+	return nil, false
+}
+
+// BreakSpec is one of pdb's breakpoints: at a line, or (Func set) at the
+// first line a function executes, as pdb's `b FUNC` (Line is then the
+// function's co_firstlineno, where pdb lists it); with a condition (see
+// Condition for the forms ndb evaluates); temporary (tbreak: cleared when
+// it stops the program). Plain line breakpoints are SetBreak's.
+type BreakSpec struct {
+	Line int    `json:"line"`
+	Cond string `json:"cond,omitempty"`
+	Temp bool   `json:"temp,omitempty"`
+	Func string `json:"func,omitempty"`
+
+	cond      *Condition
+	funcFirst int  // pdb's func_first_executable_line (Func set), 0 until known
+	done      bool // a temporary breakpoint that stopped: cleared after the command
+}
+
+func (b *BreakSpec) plain() bool { return b.Cond == "" && !b.Temp && b.Func == "" }
+
+// AddBreak sets a breakpoint with pdb's options. The line must be one
+// pdb accepts; a condition must be one Condition evaluates. Function
+// breakpoints need a backend that runs pdb's own breakpoint logic (the
+// trace backend): a predicting engine has no frames to match.
+func (s *Session) AddBreak(bp BreakSpec) error {
+	if bp.Func == "" || bp.Line > 0 {
+		if why := CheckBreakLine(s.b.Source(), bp.Line); why != "" {
+			return fmt.Errorf("line %d: %s", bp.Line, why)
+		}
+	}
+	if bp.Func != "" {
+		if _, ok := s.b.(breakpointBackend); !ok {
+			return errors.New("function breakpoints need the real engine")
+		}
+	}
+	if bp.Cond != "" {
+		c, err := ParseCondition(bp.Cond)
+		if err != nil {
+			return err
+		}
+		bp.cond, bp.Cond = c, c.String()
+	}
+	if bp.plain() {
+		return s.SetBreak(bp.Line)
+	}
+	bp.funcFirst, bp.done = 0, false
+	s.bps = append(s.bps, &bp)
+	s.breaks[bp.Line] = true
+	return nil
+}
+
+// BreakSpecs lists every breakpoint in the order they were set.
+func (s *Session) BreakSpecs() []BreakSpec {
+	out := make([]BreakSpec, len(s.bps))
+	for i, b := range s.bps {
+		out[i] = *b
+	}
+	return out
+}
+
+// richBreaks reports whether a breakpoint needs more than its line
+// (a condition, tbreak, a function).
+func (s *Session) richBreaks() bool {
+	return slices.ContainsFunc(s.bps, func(b *BreakSpec) bool { return !b.plain() })
+}
+
+// dropDone clears the temporary breakpoints that stopped the program.
+func (s *Session) dropDone() {
+	if !slices.ContainsFunc(s.bps, func(b *BreakSpec) bool { return b.done }) {
+		return
+	}
+	s.bps = slices.DeleteFunc(s.bps, func(b *BreakSpec) bool { return b.done })
+	s.breaks = map[int]bool{}
+	for _, b := range s.bps {
+		s.breaks[b.Line] = true
+	}
+}
+
+// stopsAt is pdb's effective() for a predicting backend's stop at a
+// breakpoint line: a line breakpoint there whose condition holds (or
+// cannot be evaluated, which stops as in pdb). A temporary one that
+// stops is marked for clearing.
+func (s *Session) stopsAt(st Stop) bool {
+	for _, b := range s.bps {
+		if b.Line == st.Lineno && b.Func == "" && b.stops(st.Locals) {
+			return true
+		}
+	}
+	return false
+}
+
+// Frames are the frames of the call stack at the current stop, outermost
+// first, as Stops: with the trace backend each has its state's Index (so
+// ArgsOf answers for it), else Index -1.
+func (s *Session) Frames() []Stop {
+	cur := s.Current()
+	if cur.IsExit() {
+		return nil
+	}
+	if tb, ok := s.b.(*TraceBackend); ok {
+		if p, ok := tb.PosOf(cur); ok && p.Index >= 0 && p.Index < len(tb.tr.T.States) {
+			var rev []Stop
+			for i := p.Index; i >= 0; i = tb.tr.parent[i] {
+				if i == p.Index {
+					rev = append(rev, cur)
+					continue
+				}
+				rev = append(rev, Stop{State: tb.tr.T.States[i], Index: i})
+			}
+			slices.Reverse(rev)
+			return rev
+		}
+	}
+	stack := s.Stack()
+	out := make([]Stop, len(stack))
+	for i, st := range stack {
+		out[i] = Stop{State: st, Index: -1}
+	}
+	if len(out) > 0 {
+		out[len(out)-1] = cur
+	}
+	return out
+}
+
+// ArgsOf are the arguments of frame f's function (one of Frames), as Args
+// gives them for the current stop.
+func (s *Session) ArgsOf(f Stop) (tracer.Locals, bool) {
+	cur := s.Current()
+	if f.IsExit() {
+		return nil, false
+	}
+	if f.Index == cur.Index && f.Frame == cur.Frame && f.Lineno == cur.Lineno {
+		return s.Args()
+	}
+	if in, ok := s.b.(Inspector); ok && f.Index >= 0 {
+		c, ok := in.CallOf(f)
+		return c.Locals, ok
+	}
+	for i := len(s.history) - 1; i >= 0; i-- {
+		st := s.history[i].Stop
+		if st.Event == tracer.EventCall && st.Function == f.Function && st.Depth == f.Depth {
 			return st.Locals, true
 		}
 	}

@@ -123,15 +123,18 @@ func (b *TraceBackend) Next(ctx context.Context, history []Step, cmd Command) (S
 		b.remember(len(history)+1, q, nil)
 		return b.StopAt(q), nil
 	}
-	var sim *pdbSim
-	if b.cacheSim != nil && b.cacheLen == len(history) && b.cachePos == p {
-		sim = b.cacheSim // owned from here on: the cache is replaced below
-	} else {
-		if p.LineCall { // after the line's calls: the last state of its subtree
-			p = Pos{Index: b.tr.end[p.Index]}
-		}
-		sim = pdbAt(b.tr, p.Index)
+	breaks := make(map[int]bool, len(cmd.Breaks))
+	for _, l := range cmd.Breaks {
+		breaks[l] = true
 	}
+	return b.runPdb(history, p, cmd, breaks, nil)
+}
+
+// runPdb answers a forward pdb command (step, next, until, return,
+// continue) from p by the bdb simulation, stopping at the lines of breaks
+// (bps: the session's breakpoints with conditions, tbreak and functions,
+// or nil), and remembers the simulation for the next command.
+func (b *TraceBackend) runPdb(history []Step, p Pos, cmd Command, breaks map[int]bool, bps []*BreakSpec) (Stop, error) {
 	var pc pdbCmd
 	switch cmd.Action {
 	case StepInto:
@@ -148,15 +151,22 @@ func (b *TraceBackend) Next(ctx context.Context, history []Step, cmd Command) (S
 	default:
 		return Stop{}, fmt.Errorf("trace backend: unknown action %q", cmd.Action)
 	}
-	breaks := make(map[int]bool, len(cmd.Breaks))
-	for _, l := range cmd.Breaks {
-		breaks[l] = true
+	var sim *pdbSim
+	if b.cacheSim != nil && b.cacheLen == len(history) && b.cachePos == p {
+		sim = b.cacheSim // owned from here on: the cache is replaced below
+	} else {
+		if p.LineCall { // after the line's calls: the last state of its subtree
+			p = Pos{Index: b.tr.end[p.Index]}
+		}
+		sim = pdbAt(b.tr, p.Index)
 	}
 	untilLine := 0
 	if pc == pdbUntil {
 		untilLine = cmd.Line
 	}
+	sim.bps = bps
 	q := Pos{Index: sim.do(pc, breaks, untilLine)}
+	sim.bps = nil
 	b.remember(len(history)+1, q, sim)
 	return b.StopAt(q), nil
 }

@@ -31,6 +31,10 @@ type Result struct {
 	Message string
 	Data    map[string]any // batch fields of a command that does not move
 	Quit    bool
+	// Notes are shown before a stop (a tbreak that stopped is deleted),
+	// Displays after it (display NAME values that changed), as pdb does.
+	Notes    []string
+	Displays []string
 }
 
 // Commands is the command table, in help order.
@@ -48,8 +52,10 @@ func init() {
 			run: moveCmd(debugger.Command{Action: debugger.Continue})},
 		{Name: "until", Aliases: []string{"unt"}, Args: "[LINE]", Help: "Without LINE, run until a line greater than the current one in this function (leaves loops); with LINE, until a line >= LINE. Also stops when the function returns.",
 			run: untilCmd},
-		{Name: "break", Aliases: []string{"b"}, Args: "[LINE]", Help: "Set a breakpoint at LINE of the program; without LINE, list the breakpoints.",
+		{Name: "break", Aliases: []string{"b"}, Args: "[WHERE[, COND]]", Help: "Set a breakpoint: WHERE is LINE, FILE:LINE (FILE: the program's file) or FUNC (a top-level function: stops at the first line it executes; pdb places it at the def line, at its first decorator once the def has run); with COND (NAME, not NAME, or NAME OP VALUE with == != < <= > >=, over the locals' reprs) it stops only when COND holds. Without argument, list the breakpoints.",
 			run: breakCmd},
+		{Name: "tbreak", Args: "[WHERE[, COND]]", Help: "Set a temporary breakpoint: like break, but cleared when it stops the program.",
+			run: tbreakCmd},
 		{Name: "clear", Aliases: []string{"cl"}, Args: "[LINE]", Help: "Clear the breakpoint at LINE (a line number, not pdb's breakpoint number); without LINE, clear all.",
 			run: clearCmd},
 		{Name: "rs", Help: "Reverse step: back to the previous event, entering a call the previous line made at its last event (inv_step_into).",
@@ -62,14 +68,26 @@ func init() {
 			run: moveCmd(debugger.Command{Action: debugger.Continue, Backward: true})},
 		{Name: "list", Aliases: []string{"l"}, Args: "[FIRST[, LAST]]", Help: "List source: 11 lines around the current line, then the next 11 on repeat; around FIRST; or FIRST to LAST.",
 			run: listCmd},
-		{Name: "p", Args: "NAME", Help: "Print the value (repr) of a local variable; __return__ and __exception__ at a return or exception stop.",
+		{Name: "longlist", Aliases: []string{"ll"}, Help: "List the whole source of the selected frame's function (the whole file at module level), the current line marked.",
+			run: longlistCmd},
+		{Name: "p", Args: "NAME", Help: "Print the value (repr) of a local variable of the selected frame; __return__ and __exception__ at a return or exception stop.",
 			run: printCmd},
 		{Name: "pp", Args: "NAME", Help: "Like p (values are already repr strings).",
 			run: printCmd},
-		{Name: "args", Aliases: []string{"a"}, Help: "Print the arguments of the current function, as they were at its call.",
+		{Name: "args", Aliases: []string{"a"}, Help: "Print the arguments of the selected frame's function, as they were at its call.",
 			run: argsCmd},
-		{Name: "where", Aliases: []string{"w", "bt"}, Help: "Print the call stack, outermost first; the current frame is marked with >.",
+		{Name: "retval", Aliases: []string{"rv"}, Help: "Print the return value at a --Return-- stop (of the stop's own frame).",
+			run: retvalCmd},
+		{Name: "display", Args: "[NAME]", Help: "Show the local NAME of the selected frame now and after each stop in that frame where its value (repr) changed; without NAME, list the displayed names.",
+			run: displayCmd},
+		{Name: "undisplay", Args: "[NAME]", Help: "Stop displaying NAME in the selected frame; without NAME, all of that frame's.",
+			run: undisplayCmd},
+		{Name: "where", Aliases: []string{"w", "bt"}, Help: "Print the call stack, outermost first; the selected frame is marked with >.",
 			run: whereCmd},
+		{Name: "up", Aliases: []string{"u"}, Args: "[COUNT]", Help: "Select the frame COUNT (default 1) levels up the stack (toward the caller): p, a, l, ll, display and w then refer to it.",
+			run: upCmd},
+		{Name: "down", Aliases: []string{"d"}, Args: "[COUNT]", Help: "Select the frame COUNT (default 1) levels down the stack (toward the stop's own frame).",
+			run: downCmd},
 		{Name: "help", Aliases: []string{"h"}, Args: "[COMMAND]", Help: "List the commands, or show one command's help.",
 			run: helpCmd},
 		{Name: "quit", Aliases: []string{"q", "exit"}, Help: "Leave the debugger.",
@@ -162,28 +180,6 @@ func lineArg(arg string) (int, error) {
 	return n, nil
 }
 
-func breakCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
-	if arg == "" {
-		lines := t.s.Breaks()
-		var b strings.Builder
-		for _, l := range lines {
-			fmt.Fprintf(&b, "breakpoint at line %d: %s\n", l, strings.TrimSpace(t.s.Line(l)))
-		}
-		if len(lines) == 0 {
-			b.WriteString("no breakpoints\n")
-		}
-		return Result{Message: strings.TrimSuffix(b.String(), "\n"), Data: map[string]any{"breaks": nonNil(lines)}}, nil
-	}
-	n, err := lineArg(arg)
-	if err != nil {
-		return Result{}, err
-	}
-	if err := t.s.SetBreak(n); err != nil {
-		return Result{}, err
-	}
-	return Result{Message: fmt.Sprintf("Breakpoint at line %d", n), Data: map[string]any{"breaks": t.s.Breaks()}}, nil
-}
-
 func clearCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
 	if arg == "" {
 		t.s.ClearBreaks()
@@ -208,7 +204,7 @@ func nonNil(l []int) []int {
 
 func listCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
 	nlines := len(debugger.SourceLines(t.s.Source()))
-	cur := t.s.Current()
+	cur, _, _, running := t.frame()
 	var first, last int
 	switch {
 	case arg == "" && t.listNext > 0:
@@ -216,7 +212,7 @@ func listCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
 		last = first + 10
 	case arg == "":
 		center := cur.Lineno
-		if cur.IsExit() || center == 0 {
+		if !running || center == 0 {
 			center = 1
 		}
 		first, last = max(1, center-5), max(1, center-5)+10
@@ -240,12 +236,20 @@ func listCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
 		}
 	}
 	first = max(first, 1)
+	eof := last > nlines // pdb: "[EOF]" after a listing that reached the end
 	last = min(last, nlines)
-	if first > nlines || last < first {
+	if first > nlines {
+		t.listNext = nlines + 1
+		return Result{Message: "[EOF]", Data: map[string]any{"first": first, "last": first - 1, "lines": []string{}}}, nil
+	}
+	if last < first {
 		return Result{}, fmt.Errorf("end of file")
 	}
 	t.listNext = last + 1
 	text := t.renderSource(first, last)
+	if eof {
+		text += "\n[EOF]"
+	}
 	return Result{Message: text, Data: map[string]any{"first": first, "last": last, "lines": debugger.SourceLines(t.s.Source())[first-1 : last]}}, nil
 }
 
@@ -253,11 +257,12 @@ func printCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
 	if arg == "" {
 		return Result{}, fmt.Errorf("a variable name is expected")
 	}
-	cur := t.s.Current()
-	if cur.IsExit() {
-		return Result{}, fmt.Errorf("the program is not running")
+	cur, _, _, ok := t.frame()
+	if !ok {
+		return Result{}, errNotRunning
 	}
 	switch {
+	case t.sel != 0:
 	case arg == "__return__" && cur.Event == tracer.EventReturn, arg == "__exception__" && cur.Event == tracer.EventException:
 		return Result{Message: cur.Arg, Data: map[string]any{"name": arg, "value": cur.Arg}}, nil
 	}
@@ -268,10 +273,11 @@ func printCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
 }
 
 func argsCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
-	if t.s.Current().IsExit() {
-		return Result{}, fmt.Errorf("the program is not running")
+	f, _, _, ok := t.frame()
+	if !ok {
+		return Result{}, errNotRunning
 	}
-	args, ok := t.s.Args()
+	args, ok := t.s.ArgsOf(f)
 	if !ok {
 		return Result{}, fmt.Errorf("the arguments of this frame are not known")
 	}
@@ -286,15 +292,15 @@ func argsCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
 }
 
 func whereCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
-	stack := t.s.Stack()
-	if len(stack) == 0 {
-		return Result{}, fmt.Errorf("the program is not running")
+	_, stack, sel, ok := t.frame()
+	if !ok {
+		return Result{}, errNotRunning
 	}
 	var b strings.Builder
 	frames := make([]map[string]any, 0, len(stack))
 	for i, st := range stack {
 		mark := " "
-		if i == len(stack)-1 {
+		if i == sel {
 			mark = ">"
 		}
 		fmt.Fprintf(&b, "%s %s(%d)%s()\n-> %s\n", mark, t.name, st.Lineno, st.Function, strings.TrimSpace(st.Src))

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/chzyer/readline"
@@ -51,7 +52,12 @@ type Terminal struct {
 	lastCmd  string
 	extra    *Extra
 	engine   string
+	sel      int                  // frames above the newest selected by up/down (0: the stop's own)
+	displays map[int][]displayVar // display NAME: per frame id, the names and their last values
 }
+
+// displayVar is one `display NAME` of a frame and the value last shown.
+type displayVar struct{ name, value string }
 
 // New returns a terminal over s.
 func New(s *debugger.Session, opts Options) *Terminal {
@@ -89,8 +95,9 @@ func (t *Terminal) Exec(ctx context.Context, line string) (Result, error) {
 				if err != nil || !moved {
 					return Result{Message: msg}, err
 				}
-				t.shown, t.listNext = &prev, 0
-				return Result{Moved: true, Stop: t.s.Current(), Message: msg}, nil
+				t.shown, t.listNext, t.sel = &prev, 0, 0
+				cur := t.s.Current()
+				return Result{Moved: true, Stop: cur, Message: msg, Displays: t.refreshDisplays(cur)}, nil
 			}
 		}
 		return Result{}, fmt.Errorf("unknown command %q (type help)", name)
@@ -101,13 +108,24 @@ func (t *Terminal) Exec(ctx context.Context, line string) (Result, error) {
 
 func (t *Terminal) move(ctx context.Context, cmd debugger.Command) (Result, error) {
 	prev := t.s.Current()
+	before := t.s.BreakSpecs()
 	st, err := t.s.Do(ctx, cmd)
 	if err != nil {
 		return Result{}, err
 	}
 	t.shown = &prev
-	t.listNext = 0
-	return Result{Moved: true, Stop: st}, nil
+	t.listNext, t.sel = 0, 0
+	res := Result{Moved: true, Stop: st}
+	after := t.s.BreakSpecs()
+	for _, b := range before { // pdb: "Deleted breakpoint N at FILE:LINE" when a tbreak stops
+		if b.Temp && !slices.ContainsFunc(after, func(a debugger.BreakSpec) bool {
+			return a.Line == b.Line && a.Cond == b.Cond && a.Temp && a.Func == b.Func
+		}) {
+			res.Notes = append(res.Notes, fmt.Sprintf("Deleted breakpoint at line %d", b.Line))
+		}
+	}
+	res.Displays = t.refreshDisplays(st)
+	return res, nil
 }
 
 const (
@@ -215,10 +233,9 @@ func (t *Terminal) RenderStop(st debugger.Stop) string {
 }
 
 func (t *Terminal) renderSource(first, last int) string {
-	cur := t.s.Current()
 	mark := 0
-	if !cur.IsExit() {
-		mark = cur.Lineno
+	if f, _, _, ok := t.frame(); ok {
+		mark = f.Lineno
 	}
 	return t.renderSourceAt(first, last, mark)
 }
@@ -325,7 +342,13 @@ func (t *Terminal) loop(ctx context.Context, next func() (string, error), out io
 		case res.Quit:
 			return nil
 		case res.Moved:
+			for _, n := range res.Notes {
+				fmt.Fprintln(out, n)
+			}
 			fmt.Fprintln(out, t.RenderStop(res.Stop))
+			for _, d := range res.Displays {
+				fmt.Fprintln(out, d)
+			}
 		case res.Message != "":
 			fmt.Fprintln(out, res.Message)
 		}

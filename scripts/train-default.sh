@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Reproduces the embedded default model (model/defaultmodel/model/ndb.model)
+# Reproduces stage 9, the CPU-trained model before the shipped stage 10
+# (stage 10 comes from torch/gpu_recipe.sh on a GPU; docs/default-model.md),
 # on a 2-core CPU: generate trajectories, train the tokenizer, train the
 # `mini` config, grow it to 8 layers and train on, strip the optimizer state
 # (export + import), and evaluate.
@@ -68,5 +69,5 @@ cp "$work/stage9.model" "$work/default.model"
 # The shipped file holds weights, config and tokenizer only.
 rm -rf "$work/hf"
 "$ndb" export --model "$work/default.model" --out "$work/hf"
-"$ndb" import --hf "$work/hf" --out model/defaultmodel/model/ndb.model
-echo "default model: model/defaultmodel/model/ndb.model; evaluate with docs/default-model.md's commands"
+"$ndb" import --hf "$work/hf" --out "$work/stage9.model"
+echo "stage 9: $work/stage9.model; evaluate with scripts/eval-default.sh $work/stage9.model OUTDIR"

@@ -42,7 +42,8 @@ the action-policy mixture of docs/data.md, writing them in the model's text
 format (docs/format.md) as sharded JSONL: one trajectory per line with text,
 direction, actions, source and program_id (schema in docs/data.md).
 
-SRC is synthetic, mbppplus, mbpp, humaneval, thealgorithms (TheAlgorithms/Python:
+SRC is synthetic, synthetic-scripts (whole module-level scripts), mbppplus, mbpp,
+humaneval, thealgorithms (TheAlgorithms/Python:
 doctest calls and whole files; thealgorithms-functions or thealgorithms-scripts for
 one kind), or a folder of .py scripts. The
 output is the same bytes for the same arguments whatever --workers is; a

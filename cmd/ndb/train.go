@@ -200,7 +200,7 @@ func init() {
 	fl.IntVar(&f.opt.EvalWindows, "eval-windows", d.EvalWindows, "validation windows per evaluation (0: all)")
 	fl.IntVar(&f.opt.SaveEvery, "save-every", d.SaveEvery, "steps between checkpoints")
 	fl.BoolVar(&f.opt.Align, "align", false, "start every window at a trajectory's start, so frames are trained with their program in view (not mirrored by the PyTorch trainer)")
-	fl.StringVar(&f.opt.LossOn, "loss-on", train.LossOnAll, "targets trained on: all tokens, or frames (only what the model writes when it debugs: not the program or the actions; not mirrored by the PyTorch trainer)")
+	fl.StringVar(&f.opt.LossOn, "loss-on", train.LossOnAll, "targets trained on: all tokens, or frames (only what the model writes when it debugs: not the program or the actions; the PyTorch trainer has the same flag)")
 	fl.BoolVar(&f.resume, "resume", false, "continue the run saved in --out exactly")
 	fl.StringVar(&f.init, "init", "", "start from this model's weights (fresh optimizer and schedule)")
 	fl.StringVar(&f.tokenizer, "tokenizer", "", "tokenizer file (default: train one on the data)")
