@@ -3,7 +3,7 @@
 GO ?= go
 BIN := bin/ndb
 
-.PHONY: deps build demo test bench
+.PHONY: deps build demo test dap-e2e bench
 
 deps:
 	./scripts/install-deps.sh
@@ -16,11 +16,17 @@ build: deps
 demo: build
 	./scripts/demo.sh $(BIN)
 
-# Vet, a pure-Go (no cgo) build, and every test.
+# Vet, a pure-Go (no cgo) build, every test, then `ndb dap` driven by
+# @vscode/debugadapter-testsupport (npm) on the real and model engines.
 test: deps
 	$(GO) vet ./...
 	CGO_ENABLED=0 $(GO) build ./...
 	$(GO) test -count=1 -timeout 45m ./...
+	GO=$(GO) ./scripts/dap-e2e.sh
+
+# The DAP end-to-end test alone (docs/dap.md, Tests).
+dap-e2e: deps
+	GO=$(GO) ./scripts/dap-e2e.sh
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./tracer/ ./model/nn/

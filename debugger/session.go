@@ -256,6 +256,15 @@ func (s *Session) Back() (Stop, bool) {
 	return s.Current(), true
 }
 
+// Restart goes back to the first stop, as pdb's restart starts the program
+// again: the history after the first stop is dropped (the backend answers
+// the next command from the first stop, as after Back to the start), the
+// breakpoints are kept. It returns the first stop.
+func (s *Session) Restart() Stop {
+	s.history = []Step{s.history[0]}
+	return s.Current()
+}
+
 // Do runs one command and returns where it stops. The session fills in the
 // breakpoints in effect; a Continue with breakpoints set is repeated while
 // the backend stops on a line that only shares its text with a breakpoint

@@ -88,6 +88,8 @@ func init() {
 			run: upCmd},
 		{Name: "down", Aliases: []string{"d"}, Args: "[COUNT]", Help: "Select the frame COUNT (default 1) levels down the stack (toward the stop's own frame).",
 			run: downCmd},
+		{Name: "restart", Aliases: []string{"run"}, Help: "Start the program again from its first stop, as pdb's restart does: breakpoints and displays are kept, the history before it is dropped. The real engine replays the run it recorded (the program is not run again: the same arguments, input and output); no arguments.",
+			run: restartCmd},
 		{Name: "help", Aliases: []string{"h"}, Args: "[COMMAND]", Help: "List the commands, or show one command's help.",
 			run: helpCmd},
 		{Name: "quit", Aliases: []string{"q", "exit"}, Help: "Leave the debugger.",

@@ -15,7 +15,7 @@ import (
 
 // This file holds the pdb commands that act on the selected frame (up,
 // down, longlist, retval, display) and pdb's breakpoint forms (tbreak,
-// b FUNC, b FILE:LINE, conditions).
+// b FUNC, b FILE:LINE, conditions), and restart.
 
 var errNotRunning = fmt.Errorf("the program is not running")
 
@@ -394,4 +394,21 @@ func (t *Terminal) listBreaks() Result {
 		data["breakpoints"] = specs
 	}
 	return Result{Message: strings.TrimSuffix(b.String(), "\n"), Data: data}
+}
+
+// restartNote is what restart prints before the first stop (pdb: "Restarting
+// FILE with arguments:").
+func (t *Terminal) restartNote() string {
+	return fmt.Sprintf("Restarting %s: back to its first stop; the history before it is dropped (breakpoints and displays are kept)", t.name)
+}
+
+// restartCmd is pdb's restart (run): the session goes back to its first
+// stop and forgets the history after it; breakpoints and displays stay.
+func restartCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
+	if arg != "" {
+		return Result{}, fmt.Errorf("restart takes no arguments: the run's arguments are those ndb debug was given")
+	}
+	st := t.s.Restart()
+	t.shown, t.listNext, t.sel = nil, 0, 0
+	return Result{Moved: true, Stop: st, Notes: []string{t.restartNote()}, Displays: t.refreshDisplays(st)}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -63,6 +64,7 @@ var pdbCmdCases = []struct {
 	{"break_func_defined", []string{"n", "n", "n", "n", "n", "b shout", "b total", "b square", "c", "c", "c"}},
 	{"retval", []string{"b 3", "c", "retval", "n", "retval", "rv", "u", "retval", "d", "rv", "r", "rv"}},
 	{"display", []string{"display acc", "display i", "n", "n", "n", "b 25", "c", "s", "display acc", "display", "n", "n", "n", "display x", "n", "undisplay acc", "n", "n", "n", "undisplay nope", "display", "undisplay", "display", "r", "n"}},
+	{"restart", []string{"b 9", "tbreak 2", "c", "c", "p x", "restart", "c", "p x", "n", "run", "b", "c", "l", "s"}},
 	{"display_frames", []string{"b 2", "c", "display result", "u", "display acc", "display", "d", "display", "n", "c", "c", "u", "undisplay", "d", "n"}},
 }
 
@@ -110,7 +112,13 @@ func reduce(chunk string, pdb bool) []string {
 			continue
 		}
 		l = strings.TrimRight(l, " ")
+		if pdb && strings.HasPrefix(l, "Restarting ") && strings.HasSuffix(l, " with arguments:") ||
+			!pdb && strings.HasPrefix(l, "Restarting "+pdbFixture+": ") {
+			out = append(out, "RESTART")
+			continue
+		}
 		switch {
+		case pdb && l == "\t": // pdb's restart: the arguments, none here
 		case l == "", strings.HasPrefix(l, "-> "), strings.HasPrefix(l, "locals: "):
 		case strings.HasPrefix(l, "*** "):
 			out = append(out, "***")
@@ -244,5 +252,75 @@ func TestFunctionRange(t *testing.T) {
 		if first != c.first || last != c.last {
 			t.Errorf("%s at line %d: %d-%d, want %d-%d", c.fn, c.line, first, last, c.first, c.last)
 		}
+	}
+}
+
+// TestRestart: restart (run) goes back to the first stop on the real engine
+// and on a model engine (predictedBackend), drops the history, keeps the
+// breakpoints and the displays, and the run from there is the same.
+func TestRestart(t *testing.T) {
+	for _, engine := range []string{"real", "model"} {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			s := newSession(t, "f([1, 2])")
+			if engine == "model" {
+				var err error
+				if s, err = debugger.NewSession(ctx, &predictedBackend{Backend: s.Backend()}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			first := s.Current()
+			term := New(s, Options{Name: "prog.py"})
+			restarted := "Restarting prog.py: back to its first stop; the history before it is dropped (breakpoints and displays are kept)"
+			for _, c := range []struct{ cmd, want string }{
+				{"b 10", "Breakpoint at line 10"},
+				{"c", "> 10 acc=0"},
+				{"display acc", "display acc: 0"},
+				{"c", "> 10 acc=1 | display acc: 1  [old: 0]"},
+				{"restart", restarted + " | > 16 start"},
+				{"restart 1 2", "*** restart takes no arguments: the run's arguments are those ndb debug was given"},
+				{"b", "breakpoint at line 10: acc = add(acc, x)"},
+				{"c", "> 10 acc=0 | display acc: 0  [old: 1]"},
+				{"display", "Currently displaying:\nacc: 0"},
+				{"s", "--Call-- add"},
+				{"run", restarted + " | > 16 start"},
+				{"rs", "exit inv_exit_entry"},
+				{"run", restarted + " | > 16 start"},
+				{"", restarted + " | > 16 start"}, // an empty line repeats it, as in pdb
+			} {
+				res, err := term.Exec(ctx, c.cmd)
+				var parts []string
+				switch {
+				case err != nil:
+					parts = append(parts, "*** "+err.Error())
+				case res.Moved:
+					parts = append(parts, res.Notes...)
+					st := res.Stop
+					switch {
+					case st.IsExit():
+						parts = append(parts, "exit "+st.Exit)
+					case st.Event == tracer.EventCall && st.Function != "main":
+						parts = append(parts, "--Call-- "+st.Function)
+					case st.Lineno == first.Lineno && st.Event == first.Event && st.Function == first.Function:
+						parts = append(parts, "> 16 start")
+						if len(s.History()) != 1 || st.Predicted != first.Predicted || !reflect.DeepEqual(st, first) {
+							t.Errorf("%s: %d steps of history (want 1), stop %+v, want the first %+v", c.cmd, len(s.History()), st, first)
+						}
+					default:
+						v, _ := st.Locals.Get("acc")
+						parts = append(parts, fmt.Sprintf("> %d acc=%s", st.Lineno, v))
+					}
+					if st.Predicted != (engine == "model") {
+						t.Errorf("%s: predicted=%v on the %s engine", c.cmd, st.Predicted, engine)
+					}
+					parts = append(parts, res.Displays...)
+				default:
+					parts = append(parts, res.Message)
+				}
+				if got := strings.Join(parts, " | "); got != c.want {
+					t.Errorf("%q: %q, want %q", c.cmd, got, c.want)
+				}
+			}
+		})
 	}
 }

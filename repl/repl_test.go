@@ -72,6 +72,7 @@ var batchCases = []struct {
 	{"batch_steps", "f([1, 2])", []string{"s", "s", "n", "n", "s", "p total", "r", "w", "a", "unt", "n", "n", "n", "n", "n", "s", "s"}},
 	{"batch_breaks", "f([1, 2])", []string{"b 2", "b 3", "b", "c", "c", "cl 3", "c", "rs", "rn", "rr", "rc", "rc", "rc", "s", "cl", "c", "s", "rs"}},
 	{"batch_errors", "f([4, 5])", []string{"b 8", "b 99", "b x", "cl 5", "unt 1", "p nope", "jump 3", "s extra", "l", "l", "l 1, 3", "c", "p acc"}},
+	{"batch_restart", "f([1, 2])", []string{"b 10", "c", "c", "p acc", "restart", "c", "p acc", "rs", "run", "restart now", "rs", "cl", "c", "restart", "s"}},
 }
 
 // TestBatch runs the batch mode's code path in-process against golden files.
@@ -169,7 +170,7 @@ func TestCommandTable(t *testing.T) {
 		}
 	}
 	// Every command the issue asks for is there.
-	for _, n := range strings.Fields("s step n next r return c continue unt until b break cl clear l list p pp a args w where h help rs rn rr rc") {
+	for _, n := range strings.Fields("s step n next r return c continue unt until b break cl clear l list p pp a args w where h help rs rn rr rc restart run") {
 		if !seen[n] {
 			t.Errorf("missing command %q", n)
 		}
@@ -229,7 +230,7 @@ func handTrace() *tracer.Trace {
 // FuzzExec: no command line makes the terminal panic, and batch mode
 // answers every command line with exactly one JSON line.
 func FuzzExec(f *testing.F) {
-	for _, s := range []string{"s", "n 3", "b 2", "b -1", "cl", "l 3, 1", "l 99", "p x", "unt 5", "rc", "rs", "h b", "pp", "\x00", "b 99999999999999999999"} {
+	for _, s := range []string{"s", "n 3", "b 2", "b -1", "cl", "l 3, 1", "l 99", "p x", "unt 5", "rc", "rs", "h b", "pp", "restart", "run 1", "\x00", "b 99999999999999999999"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {

@@ -305,13 +305,14 @@ func (t *Terminal) renderLocals(st debugger.Stop) string {
 
 // Run is the interactive loop: it shows the current stop, then reads
 // commands until quit or end of input. With interactive set it uses
-// readline (line editing and history); otherwise it reads lines from in.
+// readline (line editing, history and Tab completion: see Complete);
+// otherwise it reads lines from in.
 func (t *Terminal) Run(ctx context.Context, in io.Reader, out io.Writer, interactive bool) error {
 	if b := t.Banner(); b != "" {
 		fmt.Fprintln(out, b)
 	}
 	fmt.Fprintln(out, t.RenderStop(t.s.Current()))
-	next, closeFn, err := lineReader(in, out, interactive)
+	next, closeFn, err := lineReader(in, out, interactive, completer{t})
 	if err != nil {
 		return err
 	}
@@ -355,9 +356,9 @@ func (t *Terminal) loop(ctx context.Context, next func() (string, error), out io
 	}
 }
 
-func lineReader(in io.Reader, out io.Writer, interactive bool) (func() (string, error), func(), error) {
+func lineReader(in io.Reader, out io.Writer, interactive bool, complete readline.AutoCompleter) (func() (string, error), func(), error) {
 	if interactive {
-		rl, err := readline.NewEx(&readline.Config{Prompt: "(ndb) ", HistoryLimit: 1000, Stdout: out})
+		rl, err := readline.NewEx(&readline.Config{Prompt: "(ndb) ", HistoryLimit: 1000, Stdout: out, AutoComplete: complete})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -8,6 +8,10 @@ for pkg in bubblewrap libopenblas-dev python3-numpy python3-torch; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 command -v python3 >/dev/null 2>&1 || need+=(python3)
+# nodejs, npm: the DAP end-to-end test (scripts/dap-e2e.sh, @vscode/debugadapter-testsupport).
+# By command, not by package: a NodeSource nodejs carries its own npm and conflicts with Debian's.
+command -v node >/dev/null 2>&1 || need+=(nodejs)
+command -v npm >/dev/null 2>&1 || need+=(npm)
 if [ ${#need[@]} -gt 0 ]; then
   echo "install-deps: apt-get install ${need[*]}" >&2
   sudo_cmd=""

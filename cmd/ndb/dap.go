@@ -50,6 +50,19 @@ with an error and never ends the server. See docs/dap.md.`,
 		}
 		srv.SetDefaultEngine(def)
 		if dapFlags.listen == "" {
+			// A read of stdin blocks past ctx: on a signal, close the
+			// engines (their programs) and end here, as a client's
+			// stopAdapter expects.
+			served := make(chan struct{})
+			defer close(served)
+			go func() {
+				select {
+				case <-ctx.Done():
+					reg.Close()
+					os.Exit(0)
+				case <-served:
+				}
+			}()
 			return srv.Serve(ctx, os.Stdin, os.Stdout)
 		}
 		srv.SetToken(os.Getenv("NDB_DAP_TOKEN")) // "" = a random one
