@@ -45,6 +45,12 @@ var conformanceFixtures = []fixture{
 	{"gen2.py", ""},
 	{"gen2.py", "run()"},
 	{"genresume.py", "drive()"},
+	{"asynccomp.py", ""},
+	{"asynccomp.py", "run(3)"},
+	{"genclose.py", ""},
+	{"genclose.py", "run()"},
+	{"doctestcall.py", ""},
+	{"doctestcall.py", "run()"},
 }
 
 // targetedCommands are hand-made sequences for paths random ones rarely
@@ -58,6 +64,15 @@ var targetedCommands = map[string][][]string{
 		{"s", "s", "n", "n", "s", "n", "n", "s", "n", "s", "s"},
 		{"s", "s", "n", "n", "s", "n", "n", "s", "r", "s", "s"},
 		{"s", "s", "n", "n", "s", "n", "n", "s", "unt", "s", "s"},
+	},
+	// double called from code run by exec, eval and doctest: pdb's f_back
+	// at its --Return-- is the string's frame, not run's, so `r` there
+	// runs on to the next breakpoint and `s` does not trace run again.
+	"doctestcall.py:run()": {
+		{"b 12", "c", "c", "c", "r", "r", "r"},
+		{"b 12", "c", "r", "r", "r", "s", "s"},
+		{"b 12", "c", "c", "c", "n", "s", "s"},
+		{"b 11", "c", "c", "c", "c", "n", "n", "s", "s", "s"},
 	},
 }
 

@@ -27,6 +27,12 @@ import (
 const (
 	frameNone = -1 << 62
 	frameBot  = frameNone + 1
+	// frameOpaque stands for a caller that is not a program frame and is
+	// not in the trace: the frame of code run from a string (exec, eval,
+	// doctest's examples) between a program line and the program function
+	// that code calls. pdb skips it (its module is not the program's), so
+	// it never stops and never matches a traced frame.
+	frameOpaque = frameNone + 2
 )
 
 // pdbCmd is one of pdb's moving commands.
@@ -171,12 +177,87 @@ func pdbAt(tr *Tree, i int) *pdbSim {
 	return sim
 }
 
-// fback is the frame id of the caller of the frame that produced state i.
+// fback is the frame id of the caller of the frame that produced state i:
+// the nearest program frame below it, or frameOpaque when that frame's line
+// runs code from a string that made the call (see callsThroughCode).
 func (sim *pdbSim) fback(i int) int {
-	if p := sim.tr.parent[i]; p >= 0 {
-		return sim.tr.T.States[p].Frame
+	p := sim.tr.parent[i]
+	if p < 0 {
+		return frameBot
 	}
-	return frameBot
+	caller := &sim.tr.T.States[p]
+	if callsThroughCode(caller.Src, sim.tr.T.States[i].Function) {
+		return frameOpaque
+	}
+	return caller.Frame
+}
+
+// callsThroughCode guesses, from the caller's line, that a program function
+// fn was called by code compiled from a string rather than by the line
+// itself: the line (string literals aside) calls exec, eval or doctest
+// and does not call fn by name. The trace has only program frames, so the
+// `<string>`/`<doctest ...>` frame in between is not in it; pdb's f_back
+// is that frame, which matters for `r` at fn's --Return-- (pdb runs on to
+// the next breakpoint instead of stopping in the line's frame) and for `s`
+// there (set_step gives that frame, not the line's, its trace function).
+func callsThroughCode(src, fn string) bool {
+	code := stripStrings(src)
+	if fn != "" && callsName(code, fn) {
+		return false
+	}
+	return callsName(code, "exec") || callsName(code, "eval") ||
+		strings.Contains(code, "doctest.") || callsName(code, "testmod") ||
+		callsName(code, "run_docstring_examples")
+}
+
+// callsName reports whether code calls name (`name(`, not `xname(`).
+func callsName(code, name string) bool {
+	for off := 0; ; {
+		j := strings.Index(code[off:], name+"(")
+		if j < 0 {
+			return false
+		}
+		j += off
+		if j == 0 || !isIdentByte(code[j-1]) {
+			return true
+		}
+		off = j + 1
+	}
+}
+
+func isIdentByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+}
+
+// stripStrings is one source line with the contents of its string literals
+// and any comment removed (quotes kept; escapes honoured; a literal left
+// open at the end of the line, as a multi-line one, runs to the end).
+func stripStrings(src string) string {
+	var b strings.Builder
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if c == '#' {
+			break
+		}
+		if c != '\'' && c != '"' {
+			b.WriteByte(c)
+			continue
+		}
+		q := string(c)
+		if strings.HasPrefix(src[i:], q+q+q) {
+			q += q + q
+		}
+		b.WriteString(q + q)
+		i += len(q)
+		for i < len(src) && !strings.HasPrefix(src[i:], q) {
+			if src[i] == '\\' {
+				i++
+			}
+			i++
+		}
+		i += len(q) - 1
+	}
+	return b.String()
 }
 
 func (sim *pdbSim) setStopinfo(stopframe, returnframe, stoplineno int) {
@@ -289,19 +370,27 @@ func (sim *pdbSim) run(from int, breaks map[int]bool, lastStop int) int {
 	}
 	stepping := func() bool { return sim.stopframe != frameNone }
 	// A stop at that frame's own return event starts its teardown at once.
+	// The frame that returned is not among the objects its locals keep
+	// alive: an explicit close of that same generator right after its
+	// yield (g.close() on the line that resumed it) is no finalizer, and
+	// pdb stops in it as usual.
 	teardown := from > 0 && states[from-1].Event == tracer.EventReturn &&
 		(lastStop != frameNone && states[from-1].Frame == lastStop || sim.pinned[states[from-1].Frame])
+	teardownFrame := frameNone
+	if teardown {
+		teardownFrame = states[from-1].Frame
+	}
 	for k := from; k < len(states); k++ {
 		s := &states[k]
 		if teardown {
-			if end := sim.finalizerEnd(k); end >= 0 {
+			if end := sim.finalizerEnd(k); end >= 0 && s.Frame != teardownFrame {
 				k = end
 				continue
 			}
 			teardown = false
 		}
 		if s.Event == tracer.EventReturn && (s.Frame == lastStop && lastStop != frameNone || sim.pinned[s.Frame]) {
-			teardown = true
+			teardown, teardownFrame = true, s.Frame
 		}
 		switch s.Event {
 		case tracer.EventCall:
@@ -380,15 +469,18 @@ func excType(repr string) string {
 
 // internalStopIteration guesses bdb's "StopIteration with no traceback":
 // the interpreter reports one when a generator driven by a for loop or a
-// `yield from`/`await` finishes with a value. The trace keeps no traceback,
-// so the statement's text decides.
+// `yield from`/`await` finishes with a value, and when an `async for`
+// (statement or comprehension: the comprehension's coroutine at each
+// item, its caller when the comprehension ends) or an `async with` awaits.
+// The trace keeps no traceback, so the statement's text decides.
 func internalStopIteration(s *tracer.State) bool {
 	if excType(s.Arg) != "StopIteration" {
 		return false
 	}
 	src := strings.TrimSpace(s.Src)
 	return strings.Contains(src, "yield from") || strings.Contains(src, "await ") ||
-		strings.HasPrefix(src, "for ") || strings.HasPrefix(src, "async for ")
+		strings.HasPrefix(src, "for ") || strings.Contains(src, "async for ") ||
+		strings.HasPrefix(src, "async with ")
 }
 
 // breakpointBackend is a backend that runs pdb's own breakpoint logic over
