@@ -297,6 +297,17 @@ func TestRealEngineSession(t *testing.T) {
 		if reason != s.reason || top.Line != s.line && s.line != 0 || top.Name != s.fn {
 			t.Fatalf("step %d %s: reason %q at %s:%d, want %q at %s:%d", i, s.cmd, reason, top.Name, top.Line, s.reason, s.fn, s.line)
 		}
+		if s.cmd == "stepOut" {
+			// issue 20: the Variables pane after Step Out lists the frame's
+			// locals (the --Return-- stop has them), next to the return value.
+			if l := c.locals(1); l["x"] != "1" || l["y"] != "1" {
+				t.Errorf("Locals at %s after stepOut: %v, want x=1, y=1", top.Name, l)
+			}
+			sc := c.ok("scopes", map[string]any{"frameId": 1}).(*godap.ScopesResponse)
+			if len(sc.Body.Scopes) < 2 || sc.Body.Scopes[0].Name != "Return value" || sc.Body.Scopes[1].Name != "Locals" || sc.Body.Scopes[1].NamedVariables == 0 {
+				t.Errorf("scopes after stepOut: %+v", sc.Body.Scopes)
+			}
+		}
 	}
 	c.ok("setBreakpoints", map[string]any{"source": map[string]any{"path": program(t)}, "breakpoints": []any{}})
 	// The end is a stop (reason exit) with one frame, so that reverse

@@ -203,7 +203,13 @@ func Compare(step int, pred, real debugger.Stop) []Divergence {
 	diff("function", pred.Function, real.Function)
 	diff("depth", fmt.Sprint(pred.Depth), fmt.Sprint(real.Depth))
 	seen := map[string]bool{}
-	for _, v := range real.Locals {
+	realLocals := real.Locals
+	if real.Event == tracer.EventReturn || real.Event == tracer.EventException {
+		// the real engine has locals here (issue 20), the model never
+		// predicts them (its text has none at return and exception)
+		realLocals = nil
+	}
+	for _, v := range realLocals {
 		seen[v.Name] = true
 		p, _ := pred.Locals.Get(v.Name)
 		diff("locals."+v.Name, p, v.Value)

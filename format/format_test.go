@@ -41,7 +41,33 @@ func TestSpecExample(t *testing.T) {
 
 // goldenCases are hand-made trajectories over fixtureStates covering every
 // frame kind, the LOCALS rules and every action.
-func goldenCases() map[string]*Trajectory {
+func goldenCases() map[string]*Trajectory { return goldenCasesOver(false) }
+
+// withExitLocals gives return and exception states the locals the real
+// tracer records there since issue 20 (the previous state's of the frame,
+// plus one), which the model's text never shows.
+func withExitLocals(states []tracer.State) []tracer.State {
+	out := append([]tracer.State(nil), states...)
+	for i := range out {
+		if out[i].Event != tracer.EventReturn && out[i].Event != tracer.EventException {
+			continue
+		}
+		var l tracer.Locals
+		for j := i - 1; j >= 0; j-- {
+			if out[j].Frame == out[i].Frame && out[j].Locals != nil {
+				l = append(l, out[j].Locals...)
+				break
+			}
+		}
+		out[i].Locals = append(l, tracer.Var{Name: "late", Value: "'set at the return'"})
+	}
+	return out
+}
+
+// goldenCasesOver builds the golden trajectories; exitLocals gives their
+// return and exception states locals (the text must not change).
+func goldenCasesOver(exitLocals bool) map[string]*Trajectory {
+	fixtureStates := fixtureStates
 	exc := []tracer.State{
 		{Event: "call", Src: "def main():", Frame: 1},
 		{Event: "line", Src: "    return g({'a': 1})", Frame: 1},
@@ -49,6 +75,9 @@ func goldenCases() map[string]*Trajectory {
 		{Event: "line", Src: "    return d['b'] < 1", Locals: vars("d", "{'a': 1}"), Frame: 2},
 		{Event: "exception", Src: "    return d['b'] < 1", Arg: `KeyError('b')`, Frame: 2},
 		{Event: "line", Src: "    del x; y = \"<tag>\\n\"", Locals: vars("y", `'<tag>\n'`), Frame: 3},
+	}
+	if exitLocals {
+		fixtureStates, exc = withExitLocals(fixtureStates), withExitLocals(exc)
 	}
 	return map[string]*Trajectory{
 		"forward_steps": build(fixtureSource, fixtureStates, false, []visit{
@@ -96,6 +125,45 @@ func TestGolden(t *testing.T) {
 			}
 			assertSameTrajectory(t, tr, back)
 		})
+	}
+}
+
+// TestGoldenIgnoresExitLocals: locals on return and exception states (the
+// real tracer's, issue 20) leave the model's text exactly as it was: return
+// and exception frames have no LOCALS.
+func TestGoldenIgnoresExitLocals(t *testing.T) {
+	plain := goldenCases()
+	for name, tr := range goldenCasesOver(true) {
+		t.Run(name, func(t *testing.T) {
+			text, err := Serialize(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := Serialize(plain[name])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if text != want {
+				t.Fatalf("locals at return/exception changed the text:\n%s\nwant\n%s", text, want)
+			}
+			path := filepath.Join("testdata", name+".golden")
+			golden, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if readable := strings.ReplaceAll(text, TokFrameSep, "\n"+TokFrameSep) + "\n"; readable != string(golden) {
+				t.Fatalf("%s differs:\n%s", path, readable)
+			}
+		})
+	}
+	// The CWM text neither.
+	cwm, err := SerializeCWM(fixtureSource, 1, CWMFrames(withExitLocals(fixtureStates)[2:11]), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := SerializeCWM(fixtureSource, 1, CWMFrames(fixtureStates[2:11]), true)
+	if err != nil || cwm != want {
+		t.Fatalf("CWM text with locals at the return differs (%v):\n%s\nwant\n%s", err, cwm, want)
 	}
 }
 

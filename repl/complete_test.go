@@ -47,7 +47,7 @@ func TestComplete(t *testing.T) {
 		{[]string{"b 9", "c", "display acc"}, "undisplay ", -1, []string{"acc"}},
 		{[]string{"b 9", "b 2", "c"}, "cl ", -1, []string{"2", "9"}},
 		{[]string{"b 2", "c", "r"}, "p __", -1, []string{"__return__"}},
-		{[]string{"b 2", "c", "r"}, "p ", -1, []string{"__return__"}}, // the trace has no locals at a return
+		{[]string{"b 2", "c", "r"}, "p ", -1, []string{"__return__", "n", "result"}}, // the frame's locals at the return too (issue 20)
 		{[]string{"b 2", "c", "r", "u"}, "p ", -1, []string{"acc", "i", "x", "xs"}},
 		{[]string{"b 2", "c", "r", "u"}, "display ", -1, []string{"acc", "i", "x", "xs"}},
 		{[]string{"c"}, "p ", -1, nil}, // the exit

@@ -62,6 +62,8 @@ var pdbCmdCases = []struct {
 	{"break_func_first_line", []string{"b 25", "c", "s", "s", "b total", "c", "p x", "c"}},
 	{"break_file", []string{"b pdbcmds.py:9", "b other.py:3", "b nosuch", "b 9.5", "c", "p x"}},
 	{"break_func_defined", []string{"n", "n", "n", "n", "n", "b shout", "b total", "b square", "c", "c", "c"}},
+	// issue 20: p NAME, a and display at --Return-- stops read the frame's locals there
+	{"return_locals", []string{"b 3", "c", "display result", "n", "p result", "p n", "a", "c", "n", "p result", "p n", "u", "p acc", "d", "p result", "undisplay", "r", "p acc", "p i"}},
 	{"retval", []string{"b 3", "c", "retval", "n", "retval", "rv", "u", "retval", "d", "rv", "r", "rv"}},
 	{"display", []string{"display acc", "display i", "n", "n", "n", "b 25", "c", "s", "display acc", "display", "n", "n", "n", "display x", "n", "undisplay acc", "n", "n", "n", "undisplay nope", "display", "undisplay", "display", "r", "n"}},
 	{"restart", []string{"b 9", "tbreak 2", "c", "c", "p x", "restart", "c", "p x", "n", "run", "b", "c", "l", "s"}},

@@ -91,12 +91,13 @@ func (d *decoder) src(lineno int) string {
 //
 //	call      (0, lineno, frame, depth, changes, keys, name, gen)
 //	line      (1, lineno, frame, depth, changes[, keys])
-//	return    (2, lineno, frame, depth, repr)
-//	exception (3, lineno, frame, depth, repr)
+//	return    (2, lineno, frame, depth, repr[, changes[, keys]])
+//	exception (3, lineno, frame, depth, repr[, changes[, keys]])
 //	("o", stdout, truncated), ("x", kind, error, reason, code)
 //
 // keys (the frame's full ordered key list) come only when they changed;
-// changes are [index, repr, ...] of changed values, or None.
+// changes are [index, repr, ...] of changed values, or None. A return or
+// exception record without changes (an older worker's shape) has no locals.
 func (d *decoder) record(r *marshalReader) error {
 	nf, err := r.seq()
 	if err != nil {
@@ -176,81 +177,23 @@ func (d *decoder) record(r *marshalReader) error {
 		if fs == nil {
 			return fmt.Errorf("line event of unknown frame %d", frame)
 		}
-		// changes come before keys in the record but index the new keys:
-		// remember where they are and apply them after the keys.
-		changesAt := r.i
-		nchanges := 0
-		if !r.none() {
-			if nchanges, err = r.seq(); err != nil {
-				return err
-			}
-			if nchanges%2 != 0 {
-				return fmt.Errorf("bad locals delta")
-			}
-			for k := 0; k < nchanges; k += 2 { // skip; read again below
-				if _, err = r.int(); err != nil {
-					return err
-				}
-				if _, err = r.str(); err != nil {
-					return err
-				}
-			}
-		}
-		newKeys := false
-		if nf > 5 && !r.none() {
-			keys, err := r.strs()
-			if err != nil {
-				return err
-			}
-			fs.keys = keys
-			fs.values = make([]string, len(keys))
-			newKeys = true
-		}
-		if ev == 0 {
-			if fs.function, err = r.str(); err != nil {
-				return err
-			}
-			gen, err := r.int()
-			if err != nil {
-				return err
-			}
-			fs.gen = gen != 0
-		}
-		if nchanges > 0 {
-			end := r.i
-			r.i = changesAt
-			r.seq()
-			for k := 0; k < nchanges; k += 2 {
-				idx, _ := r.int()
-				val, _ := r.str()
-				if idx < 0 || idx >= len(fs.values) {
-					return fmt.Errorf("bad locals change")
-				}
-				fs.values[idx] = val
-			}
-			r.i = end
-		}
-		if nchanges == 0 && !newKeys && fs.locals != nil {
-			st.Locals = fs.locals // unchanged: states share one read-only slice
-		} else {
-			st.Locals = make(Locals, len(fs.keys))
-			var lb int64
-			for i, k := range fs.keys {
-				st.Locals[i] = Var{Name: k, Value: fs.values[i]}
-				lb += int64(len(k) + len(fs.values[i]) + 8)
-			}
-			fs.locals = st.Locals
-			fs.lbytes = lb
+		if err := d.readLocals(r, fs, nf > 5, ev == 0, &st); err != nil {
+			return err
 		}
 	case 2, 3:
 		if fs == nil {
 			return fmt.Errorf("event of unknown frame %d", frame)
 		}
-		if nf != 5 {
+		if nf != 5 && nf != 6 && nf != 7 {
 			return fmt.Errorf("bad return or exception record")
 		}
 		if st.Arg, err = r.str(); err != nil {
 			return err
+		}
+		if nf > 5 { // the frame's locals (older records have none)
+			if err := d.readLocals(r, fs, nf > 6, false, &st); err != nil {
+				return err
+			}
 		}
 		if ev == 2 {
 			st.Event = EventReturn
@@ -279,6 +222,80 @@ func (d *decoder) record(r *marshalReader) error {
 		d.block = make([]State, 0, stateBlock)
 	}
 	d.block = append(d.block, st)
+	return nil
+}
+
+// readLocals reads a locals delta (changes, then keys when hasKeys; for a
+// call record also its name and gen fields, which sit between the keys and
+// the end) into fs and sets st.Locals to the frame's full locals.
+func (d *decoder) readLocals(r *marshalReader, fs *frameState, hasKeys, call bool, st *State) error {
+	var err error
+	// changes come before keys in the record but index the new keys:
+	// remember where they are and apply them after the keys.
+	changesAt := r.i
+	nchanges := 0
+	if !r.none() {
+		if nchanges, err = r.seq(); err != nil {
+			return err
+		}
+		if nchanges%2 != 0 {
+			return fmt.Errorf("bad locals delta")
+		}
+		for k := 0; k < nchanges; k += 2 { // skip; read again below
+			if _, err = r.int(); err != nil {
+				return err
+			}
+			if _, err = r.str(); err != nil {
+				return err
+			}
+		}
+	}
+	newKeys := false
+	if hasKeys && !r.none() {
+		keys, err := r.strs()
+		if err != nil {
+			return err
+		}
+		fs.keys = keys
+		fs.values = make([]string, len(keys))
+		newKeys = true
+	}
+	if call {
+		if fs.function, err = r.str(); err != nil {
+			return err
+		}
+		gen, err := r.int()
+		if err != nil {
+			return err
+		}
+		fs.gen = gen != 0
+	}
+	if nchanges > 0 {
+		end := r.i
+		r.i = changesAt
+		r.seq()
+		for k := 0; k < nchanges; k += 2 {
+			idx, _ := r.int()
+			val, _ := r.str()
+			if idx < 0 || idx >= len(fs.values) {
+				return fmt.Errorf("bad locals change")
+			}
+			fs.values[idx] = val
+		}
+		r.i = end
+	}
+	if nchanges == 0 && !newKeys && fs.locals != nil {
+		st.Locals = fs.locals // unchanged: states share one read-only slice
+	} else {
+		st.Locals = make(Locals, len(fs.keys))
+		var lb int64
+		for i, k := range fs.keys {
+			st.Locals[i] = Var{Name: k, Value: fs.values[i]}
+			lb += int64(len(k) + len(fs.values[i]) + 8)
+		}
+		fs.locals = st.Locals
+		fs.lbytes = lb
+	}
 	return nil
 }
 

@@ -10,7 +10,9 @@ import (
 )
 
 // jsonState is a State as a JSON line: like State's own JSON, but call and
-// line states always carry "locals" (an empty object when there are none).
+// line states always carry "locals" (an empty object when there are none);
+// return and exception states carry them when the State has them (every
+// state the tracer records does).
 type jsonState struct {
 	Event    string  `json:"event"`
 	Lineno   int     `json:"lineno"`
@@ -52,6 +54,10 @@ func WriteJSONLines(w io.Writer, tr *Trace) error {
 		case EventReturn, EventException:
 			a := s.Arg
 			js.Arg = &a
+			if s.Locals != nil { // the real engine's states have them; older traces may not
+				l := s.Locals
+				js.Locals = &l
+			}
 		}
 		if err := enc.Encode(js); err != nil {
 			return err

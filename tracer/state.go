@@ -118,7 +118,7 @@ type State struct {
 	Function string `json:"function"`         // code name: f, <module>, <listcomp>, ...
 	Depth    int    `json:"depth"`            // program frames below this one; the entry frame is 0
 	Src      string `json:"src"`              // source line text with indentation, no newline
-	Locals   Locals `json:"locals,omitempty"` // call and line only: repr of every local
+	Locals   Locals `json:"locals,omitempty"` // repr of every local (older traces: none at return and exception)
 	Arg      string `json:"arg,omitempty"`    // return: repr of the value; exception: repr of the exception
 	Frame    int    `json:"frame"`            // id of the frame object, unique within one trace (generators keep theirs across resumptions)
 	Gen      bool   `json:"gen,omitempty"`    // the frame runs a generator or coroutine (bdb treats those specially)

@@ -14,7 +14,9 @@
 # of a list of records (see flush, local_trace, global_trace, finish):
 #   call (0, lineno, frame, depth, changes, keys, co_name, gen)
 #   line (1, lineno, frame, depth, changes[, keys])
-#   return (2, lineno, frame, depth, repr), exception (3, lineno, frame, depth, repr)
+#   return (2, lineno, frame, depth, repr, changes[, keys])
+#   exception (3, lineno, frame, depth, repr, changes[, keys])
+#   (the decoder also accepts return/exception without changes: no locals)
 #   ("o", stdout, truncated), ("x", kind, error, reason, code)
 # keys: the frame's full ordered key list, only when it changed; changes:
 # [index, repr, ...] of values that changed, or None.
@@ -741,13 +743,23 @@ def _run_child(req, wfd, scratch, libc, ns=False):
                     st[11] = None
                 st[6] = 1
             elif event == "return":
-                append((2, frame.f_lineno, st[0], st[1], brepr(arg, repr_limit)))
+                changes = locals_delta(st, frame)
+                if st[11] is None:
+                    append((2, frame.f_lineno, st[0], st[1], brepr(arg, repr_limit), changes))
+                else:
+                    append((2, frame.f_lineno, st[0], st[1], brepr(arg, repr_limit), changes, st[11]))
+                    st[11] = None
                 if not st[7] or st[6] == 3 or frame.f_code.co_code[frame.f_lasti] != YIELD_VALUE:
                     del frames[frame]  # final return: the frame is gone
                 st[6] = 2
             elif event == "exception":
-                append((3, frame.f_lineno, st[0], st[1],
-                        brepr(arg[1] if arg[1] is not None else arg[0], repr_limit)))
+                changes = locals_delta(st, frame)
+                r = brepr(arg[1] if arg[1] is not None else arg[0], repr_limit)
+                if st[11] is None:
+                    append((3, frame.f_lineno, st[0], st[1], r, changes))
+                else:
+                    append((3, frame.f_lineno, st[0], st[1], r, changes, st[11]))
+                    st[11] = None
                 st[6] = 3
             if _len(out) >= batch[0]:
                 flush()

@@ -45,9 +45,8 @@ def tr(frame, event, arg):
     if frame.f_code.co_filename != PROG:
         return None
     rec = [event, frame.f_lineno, frame.f_code.co_name, depth_of(frame), None, None]
-    if event in ("call", "line"):
-        rec[4] = local_items(frame)
-    elif event == "return":
+    rec[4] = local_items(frame)  # every event, return and exception too
+    if event == "return":
         rec[5] = r(arg)
     elif event == "exception":
         rec[5] = r(arg[1])
