@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -86,8 +85,8 @@ var targetedCommands = map[string][][]string{
 	},
 	// A program function called back by the sibling module (helper.apply):
 	// `s`, `n` and `unt` at its --Return-- stop in run, as in pdb (step
-	// mode after a return stop); `r` there is the known difference (see
-	// calledFromSibling).
+	// mode after a return stop); `r` there runs on to the next breakpoint
+	// (the caller is a sibling frame: the call state's CallerUntraced).
 	"sibling/callback.py": {
 		{"b 6", "c", "n", "s", "s", "s", "s"},
 		{"b 6", "c", "n", "n", "n", "n"},
@@ -102,29 +101,6 @@ var targetedCommands = map[string][][]string{
 		{"b 25", "c", "s", "s", "s", "r", "s", "s", "s"},
 		{"b 19", "c", "n", "n", "n", "n", "n", "n", "n"},
 	},
-}
-
-// calledFromSibling names, per fixture, the program functions that its
-// sibling module calls back. Their real caller (pdb's f_back) is a frame of
-// the sibling, which the trace does not record, so ndb takes the program
-// frame below for it: `r` at such a function's --Return-- stops in that
-// frame, where pdb runs on to the next breakpoint (stopframe is the skipped
-// sibling frame). The comparison of a sequence ends at the stop that `r`
-// leaves from there (docs/debugger.md, known difference).
-var calledFromSibling = map[string][]string{
-	"sibling/callback.py": {"square", "<lambda>"},
-}
-
-// comparedStops is how many leading stops of a sequence are compared: all,
-// or up to and including a --Return-- of a function of fns where the
-// command issued is `r` (moves[i] is the command that left stop i).
-func comparedStops(stops []pdbStopRec, moves []string, fns []string) (int, bool) {
-	for i, st := range stops {
-		if st.Event == tracer.EventReturn && i < len(moves) && moves[i] == "r" && slices.Contains(fns, st.Function) {
-			return i + 1, true
-		}
-	}
-	return len(stops), false
 }
 
 // pdbStopRec is one stop as the recorder writes it.
@@ -370,12 +346,6 @@ func TestPdbConformance(t *testing.T) {
 					hit = append(hit, s.Lineno)
 				}
 			}
-			cutSeqs := 0
-			defer func() {
-				if cutSeqs > 0 {
-					t.Logf("%d sequences compared up to `r` at a --Return-- of %v", cutSeqs, calledFromSibling[name])
-				}
-			}()
 			for seed := range sequences + len(targetedCommands[name]) {
 				rng := rand.New(rand.NewSource(int64(seed)))
 				var cmds []string
@@ -397,16 +367,9 @@ func TestPdbConformance(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, moves, err := runNdb(tr, cmds)
+				got, _, err := runNdb(tr, cmds)
 				if err != nil {
 					t.Fatal(err)
-				}
-				if fns := calledFromSibling[name]; fns != nil {
-					k, cut := comparedStops(got, moves, fns)
-					if cut {
-						cutSeqs++
-					}
-					want, got = want[:min(k, len(want))], got[:k]
 				}
 				if d := firstDiff(want, got); d >= 0 {
 					t.Errorf("seed %d: stop %d differs\ncommands: %s\n%s", seed, d,

@@ -178,86 +178,30 @@ func pdbAt(tr *Tree, i int) *pdbSim {
 }
 
 // fback is the frame id of the caller of the frame that produced state i:
-// the nearest program frame below it, or frameOpaque when that frame's line
-// runs code from a string that made the call (see callsThroughCode).
+// the nearest program frame below it, or frameOpaque when the frame's
+// direct caller is not a program frame (the call state's CallerUntraced:
+// code from an exec/eval/doctest string, a sibling module calling back).
+// The trace has only program frames; pdb's f_back is then that untraced
+// frame, which matters for `r` at the --Return-- (pdb runs on to the next
+// breakpoint instead of stopping in the parent's frame) and for `s` there
+// (set_step gives that frame, not the parent's, its trace function).
 func (sim *pdbSim) fback(i int) int {
 	p := sim.tr.parent[i]
 	if p < 0 {
 		return frameBot
 	}
-	caller := &sim.tr.T.States[p]
-	if callsThroughCode(caller.Src, sim.tr.T.States[i].Function) {
-		return frameOpaque
-	}
-	return caller.Frame
-}
-
-// callsThroughCode guesses, from the caller's line, that a program function
-// fn was called by code compiled from a string rather than by the line
-// itself: the line (string literals aside) calls exec, eval or doctest
-// and does not call fn by name. The trace has only program frames, so the
-// `<string>`/`<doctest ...>` frame in between is not in it; pdb's f_back
-// is that frame, which matters for `r` at fn's --Return-- (pdb runs on to
-// the next breakpoint instead of stopping in the line's frame) and for `s`
-// there (set_step gives that frame, not the line's, its trace function).
-func callsThroughCode(src, fn string) bool {
-	code := stripStrings(src)
-	if fn != "" && callsName(code, fn) {
-		return false
-	}
-	return callsName(code, "exec") || callsName(code, "eval") ||
-		strings.Contains(code, "doctest.") || callsName(code, "testmod") ||
-		callsName(code, "run_docstring_examples")
-}
-
-// callsName reports whether code calls name (`name(`, not `xname(`).
-func callsName(code, name string) bool {
-	for off := 0; ; {
-		j := strings.Index(code[off:], name+"(")
-		if j < 0 {
-			return false
-		}
-		j += off
-		if j == 0 || !isIdentByte(code[j-1]) {
-			return true
-		}
-		off = j + 1
-	}
-}
-
-func isIdentByte(c byte) bool {
-	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
-}
-
-// stripStrings is one source line with the contents of its string literals
-// and any comment removed (quotes kept; escapes honoured; a literal left
-// open at the end of the line, as a multi-line one, runs to the end).
-func stripStrings(src string) string {
-	var b strings.Builder
-	for i := 0; i < len(src); i++ {
-		c := src[i]
-		if c == '#' {
+	states := sim.tr.T.States
+	frame := states[i].Frame
+	// the activation's call state: its states are consecutive siblings
+	for k := i; k >= 0 && states[k].Frame == frame; k = sim.tr.prev[k] {
+		if states[k].Event == tracer.EventCall {
+			if states[k].CallerUntraced {
+				return frameOpaque
+			}
 			break
 		}
-		if c != '\'' && c != '"' {
-			b.WriteByte(c)
-			continue
-		}
-		q := string(c)
-		if strings.HasPrefix(src[i:], q+q+q) {
-			q += q + q
-		}
-		b.WriteString(q + q)
-		i += len(q)
-		for i < len(src) && !strings.HasPrefix(src[i:], q) {
-			if src[i] == '\\' {
-				i++
-			}
-			i++
-		}
-		i += len(q) - 1
 	}
-	return b.String()
+	return states[p].Frame
 }
 
 func (sim *pdbSim) setStopinfo(stopframe, returnframe, stoplineno int) {

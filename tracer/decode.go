@@ -160,7 +160,7 @@ func (d *decoder) record(r *marshalReader) error {
 	switch ev {
 	case 0, 1:
 		if ev == 0 {
-			if nf != 8 {
+			if nf != 8 && nf != 9 { // 9: with the untraced-caller flag
 				return fmt.Errorf("bad call record")
 			}
 			if fs == nil {
@@ -179,6 +179,13 @@ func (d *decoder) record(r *marshalReader) error {
 		}
 		if err := d.readLocals(r, fs, nf > 5, ev == 0, &st); err != nil {
 			return err
+		}
+		if ev == 0 && nf == 9 {
+			u, err := r.int()
+			if err != nil {
+				return err
+			}
+			st.CallerUntraced = u != 0
 		}
 	case 2, 3:
 		if fs == nil {

@@ -23,6 +23,8 @@ type jsonState struct {
 	Arg      *string `json:"arg,omitempty"`
 	Frame    int     `json:"frame"`
 	Gen      bool    `json:"gen,omitempty"`
+
+	CallerUntraced bool `json:"caller_untraced,omitempty"`
 }
 
 // jsonExit is the last JSON line of a trace.
@@ -43,7 +45,7 @@ func WriteJSONLines(w io.Writer, tr *Trace) error {
 	for i := range tr.States {
 		s := &tr.States[i]
 		js := jsonState{Event: s.Event, Lineno: s.Lineno, Function: s.Function, Depth: s.Depth,
-			Src: s.Src, Frame: s.Frame, Gen: s.Gen}
+			Src: s.Src, Frame: s.Frame, Gen: s.Gen, CallerUntraced: s.CallerUntraced}
 		switch s.Event {
 		case EventCall, EventLine:
 			l := s.Locals

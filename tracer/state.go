@@ -122,6 +122,11 @@ type State struct {
 	Arg      string `json:"arg,omitempty"`    // return: repr of the value; exception: repr of the exception
 	Frame    int    `json:"frame"`            // id of the frame object, unique within one trace (generators keep theirs across resumptions)
 	Gen      bool   `json:"gen,omitempty"`    // the frame runs a generator or coroutine (bdb treats those specially)
+	// CallerUntraced (call states only): a program frame is below this one
+	// (Depth > 0) but the frame's direct caller is not a program frame: code
+	// from an exec/eval/doctest string or another module calling back in.
+	// The parent state is then not the real caller (pdb's f_back).
+	CallerUntraced bool `json:"caller_untraced,omitempty"`
 }
 
 // Exit kinds (SPEC section 1).

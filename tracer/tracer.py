@@ -12,7 +12,9 @@
 # Go -> worker (stdin): one JSON request per line.
 # Child -> worker: chunks of a 4-byte little-endian length + marshal (version 2)
 # of a list of records (see flush, local_trace, global_trace, finish):
-#   call (0, lineno, frame, depth, changes, keys, co_name, gen)
+#   call (0, lineno, frame, depth, changes, keys, co_name, gen, untraced)
+#     untraced: 1 when a program frame is below (depth > 0) but the direct
+#     caller (f_back) is not one (exec/eval/doctest code, a sibling module)
 #   line (1, lineno, frame, depth, changes[, keys])
 #   return (2, lineno, frame, depth, repr, changes[, keys])
 #   exception (3, lineno, frame, depth, repr, changes[, keys])
@@ -781,12 +783,16 @@ def _run_child(req, wfd, scratch, libc, ns=False):
             # depth: one more than the nearest program frame below
             depth = 0
             f = frame.f_back
+            untraced = 0
             while f is not None:
                 pst = frames.get(f)  # only program frames are in frames
                 if pst is not None:
                     depth = pst[1] + 1
                     break
+                untraced = 1  # the direct caller is not a program frame
                 f = f.f_back
+            if depth == 0:
+                untraced = 0
             st = frames.get(frame)
             if st is None:
                 counter[1] += 1
@@ -796,7 +802,7 @@ def _run_child(req, wfd, scratch, libc, ns=False):
             else:
                 st[1] = depth
             changes = locals_delta(st, frame)
-            append((0, frame.f_lineno, st[0], depth, changes, st[11], code.co_name, int(st[7])))
+            append((0, frame.f_lineno, st[0], depth, changes, st[11], code.co_name, int(st[7]), untraced))
             st[11] = None
             st[6] = 0
             if _len(out) >= batch[0]:

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -480,5 +481,41 @@ func TestDeterministicRandom(t *testing.T) {
 		if got, _ := tr.States[len(tr.States)-2].Locals.Get("x"); got != "0.8444218515250481" {
 			t.Errorf("run %d: random.random() = %s, want the value after random.seed(0)", i, got)
 		}
+	}
+}
+
+// TestCallerUntraced: a call state records whether the frame's direct
+// caller (f_back) is a program frame. Calls from exec/eval strings have a
+// <string> frame in between and set CallerUntraced; direct calls, calls
+// through C functions (map) and the entry frame do not.
+func TestCallerUntraced(t *testing.T) {
+	src := "def f(x):\n    return x + 1\n\ndef main():\n    f(1)\n    exec(\"f(2)\")\n    eval(\"f(3)\")\n    list(map(f, [4]))\n\nmain()\n"
+	tr := trace(t, Program{Source: src}, Limits{})
+	var got []bool
+	for _, s := range tr.States {
+		if s.Event != EventCall {
+			continue
+		}
+		if s.Function != "f" {
+			if s.CallerUntraced {
+				t.Errorf("%s: CallerUntraced set: %+v", s.Function, s)
+			}
+			continue
+		}
+		got = append(got, s.CallerUntraced)
+	}
+	want := []bool{false, true, true, false}
+	if !slices.Equal(got, want) {
+		t.Fatalf("f's CallerUntraced = %v, want %v", got, want)
+	}
+	var b strings.Builder
+	if err := WriteJSONLines(&b, tr); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), `"caller_untraced":true`); n != 2 {
+		t.Errorf("%d caller_untraced fields in the JSON, want 2", n)
+	}
+	if strings.Contains(b.String(), `"caller_untraced":false`) {
+		t.Errorf("caller_untraced false written")
 	}
 }
