@@ -1,7 +1,6 @@
 package dap
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -9,29 +8,18 @@ import (
 
 	"ndb/debugger"
 	"ndb/engine"
+	"ndb/engine/enginetest"
 )
 
 // scoredModel answers one step_into frame with fixed token probabilities.
-type scoredModel struct{}
-
-func (scoredModel) Predict(ctx context.Context, prompt string, k int, d engine.Draw) ([]string, error) {
-	out, err := scoredModel{}.PredictScored(ctx, prompt, k, d)
-	if err != nil {
-		return nil, err
-	}
-	return []string{out[0].Text}, nil
-}
-
-func (scoredModel) PredictScored(ctx context.Context, prompt string, k int, d engine.Draw) ([]engine.Prediction, error) {
-	return []engine.Prediction{{Text: `<|line_sep|><|arg_sep|>{}<|src_sep|>    return f('ab', 3)<|action_sep|>`,
-		Confidence: engine.ConfidenceOf([]float64{1, 0.5})}}, nil
-}
+var scoredModel = enginetest.Fixed{Text: `<|line_sep|><|arg_sep|>{}<|src_sep|>    return f('ab', 3)<|action_sep|>`,
+	Probs: []float64{1, 0.5}}
 
 // TestPredictedStopsInDAP: a model engine's stopped events say "predicted"
 // with the confidence, and the current frame has a Prediction scope whose
 // confidence variable is the mean token probability.
 func TestPredictedStopsInDAP(t *testing.T) {
-	reg := engine.NewRegistry(engine.Options{Predictor: scoredModel{}, Workers: 1})
+	reg := engine.NewRegistry(engine.Options{Predictor: scoredModel, Workers: 1})
 	defer reg.Close()
 	c, stop := startServer(t, reg)
 	defer stop()

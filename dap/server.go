@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -1074,9 +1073,8 @@ func predictedText(st debugger.Stop) string {
 	case st.Confidence == nil:
 		return "predicted"
 	}
-	// Two decimals, cut rather than rounded: 0.996 is 0.99, 1.00 means sure.
-	cut := func(x float64) float64 { return math.Floor(x*100+1e-9) / 100 }
-	return fmt.Sprintf("predicted (confidence %.2f, min %.2f)", cut(st.Confidence.Mean), cut(st.Confidence.Min))
+	mean, min := st.Confidence.Figures()
+	return fmt.Sprintf("predicted (confidence %s, min %s)", mean, min)
 }
 
 // predictionVars are the variables of a predicted stop's Prediction scope.

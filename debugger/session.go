@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 
@@ -39,6 +40,29 @@ type Confidence struct {
 	Min    float64 `json:"min"`    // the least probable chosen token's probability
 	Tokens int     `json:"tokens"` // how many tokens the figures are over
 	Frames int     `json:"frames"` // how many predicted frames (1 for a single prediction)
+}
+
+// Figures are the confidence's mean and least probability with two
+// decimals, cut rather than rounded (0.996 is "0.99": "1.00" means sure),
+// as every front end shows them.
+func (c Confidence) Figures() (mean, min string) {
+	cut := func(x float64) string { return fmt.Sprintf("%.2f", math.Floor(x*100+1e-9)/100) }
+	return cut(c.Mean), cut(c.Min)
+}
+
+// PredictedMark is the mark a predicted stop carries in the terminal and
+// in MCP answers: "[predicted 0.87 (min 0.41)]", or "[predicted]" when the
+// engine knows no probabilities (a model's start, read from the source; a
+// server without log-probabilities); "" for a real stop.
+func PredictedMark(st Stop) string {
+	switch {
+	case !st.Predicted:
+		return ""
+	case st.Confidence == nil:
+		return "[predicted]"
+	}
+	mean, min := st.Confidence.Figures()
+	return fmt.Sprintf("[predicted %s (min %s)]", mean, min)
 }
 
 // EventExit is the Event of an exit Stop.

@@ -1,34 +1,22 @@
 package mcp
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"ndb/engine"
+	"ndb/engine/enginetest"
 )
 
 // scoredModel answers main's first step with fixed token probabilities.
-type scoredModel struct{}
-
-func (scoredModel) Predict(ctx context.Context, prompt string, k int, d engine.Draw) ([]string, error) {
-	out, err := scoredModel{}.PredictScored(ctx, prompt, k, d)
-	if err != nil {
-		return nil, err
-	}
-	return []string{out[0].Text}, nil
-}
-
-func (scoredModel) PredictScored(ctx context.Context, prompt string, k int, d engine.Draw) ([]engine.Prediction, error) {
-	return []engine.Prediction{{Text: `<|line_sep|><|arg_sep|>{}<|src_sep|>    return g(3)<|action_sep|>`,
-		Confidence: engine.ConfidenceOf([]float64{1, 0.5, 0.75})}}, nil
-}
+var scoredModel = enginetest.Fixed{Text: `<|line_sep|><|arg_sep|>{}<|src_sep|>    return g(3)<|action_sep|>`,
+	Probs: []float64{1, 0.5, 0.75}}
 
 // TestPredictedAnswers: a model engine's tool answers carry "predicted"
 // and the confidence (structured and in the text); the real engine's do
 // not.
 func TestPredictedAnswers(t *testing.T) {
-	reg := engine.NewRegistry(engine.Options{Predictor: scoredModel{}, Workers: 1})
+	reg := engine.NewRegistry(engine.Options{Predictor: scoredModel, Workers: 1})
 	defer reg.Close()
 	cs := connect(t, NewServer(reg, "model").MCPServer())
 	code := "def g(k):\n    return k + 1\n"

@@ -13,7 +13,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"runtime/debug"
 	"sort"
@@ -327,7 +326,7 @@ func (s *Server) context(ctx context.Context, in SessionIn) (Context, string, er
 	if c.Value != "" {
 		fmt.Fprintf(&b, "\nvalue: %s", c.Value)
 	}
-	if m := predictedMark(cur); m != "" {
+	if m := debugger.PredictedMark(cur); m != "" {
 		fmt.Fprintf(&b, "\n%s", m)
 	}
 	return c, b.String(), nil
@@ -361,7 +360,7 @@ func (s *Server) predictOutput(ctx context.Context, in PredictOutputIn) (Predict
 		return Prediction{}, "", err
 	}
 	text := out
-	if m := predictedMark(st); m != "" {
+	if m := debugger.PredictedMark(st); m != "" {
 		text += "  " + m
 	}
 	return Prediction{Output: out, Engine: eng.Name(), Predicted: st.Predicted, Confidence: st.Confidence}, text, nil
@@ -392,7 +391,7 @@ func (s *Server) predictInput(ctx context.Context, in PredictInputIn) (Predictio
 	}
 	call := strings.TrimSpace(in.Function) + "(" + strings.Join(vals, ", ") + ")"
 	text := call
-	if pm := predictedMark(st); pm != "" {
+	if pm := debugger.PredictedMark(st); pm != "" {
 		text += "  " + pm
 	}
 	return Prediction{Args: m, Call: call, Engine: eng.Name(), Predicted: st.Predicted, Confidence: st.Confidence}, text, nil
@@ -409,21 +408,6 @@ func compact(id string, st debugger.Stop) Stop {
 	out := Stop{Session: id, Event: st.Event, Line: st.Lineno, Function: st.Function, Depth: st.Depth, Src: st.Src,
 		Locals: localsMap(st), Value: st.Arg, Exit: st.Exit, Predicted: st.Predicted, Confidence: st.Confidence}
 	return out
-}
-
-// predictedMark is "[predicted 0.87 (min 0.41)]" for a model engine's stop
-// (the mean and least probability of its tokens), "[predicted]" without
-// figures, "" for the real engine's.
-func predictedMark(st debugger.Stop) string {
-	switch {
-	case !st.Predicted:
-		return ""
-	case st.Confidence == nil:
-		return "[predicted]"
-	}
-	// Two decimals, cut rather than rounded: 0.996 is 0.99, 1.00 means sure.
-	cut := func(x float64) float64 { return math.Floor(x*100+1e-9) / 100 }
-	return fmt.Sprintf("[predicted %.2f (min %.2f)]", cut(st.Confidence.Mean), cut(st.Confidence.Min))
 }
 
 func localsMap(st debugger.Stop) map[string]string {
@@ -450,7 +434,7 @@ func localsText(st debugger.Stop) string {
 // engine's stop, its predicted mark).
 func stopText(st Stop) string {
 	mark := ""
-	if m := predictedMark(debugger.Stop{Predicted: st.Predicted, Confidence: st.Confidence}); m != "" {
+	if m := debugger.PredictedMark(debugger.Stop{Predicted: st.Predicted, Confidence: st.Confidence}); m != "" {
 		mark = "  " + m
 	}
 	if st.Event == debugger.EventExit {

@@ -135,8 +135,8 @@ func TestTerminalMarksPredictedStops(t *testing.T) {
 		{debugger.Stop{Predicted: true, Confidence: &debugger.Confidence{Mean: 1, Min: 1}}, "[predicted 1.00 (min 1.00)]"},
 		{debugger.Stop{Confidence: &debugger.Confidence{Mean: 1, Min: 1}}, ""}, // not predicted: no mark
 	} {
-		if got := PredictedMarker(c.st); got != c.want {
-			t.Errorf("PredictedMarker(%+v) = %q, want %q", c.st, got, c.want)
+		if got := debugger.PredictedMark(c.st); got != c.want {
+			t.Errorf("PredictedMark(%+v) = %q, want %q", c.st, got, c.want)
 		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
 
@@ -135,25 +134,6 @@ const (
 	ansiReset   = "\x1b[0m"
 )
 
-// PredictedMarker is the mark a predicted stop carries after its location
-// line (its first line for an exit): "[predicted 0.87 (min 0.41)]" with the
-// mean and the least probability of the tokens the model wrote for it, or
-// "[predicted]" when the engine knows no probabilities (the start, read
-// from the source; a server without log-probabilities). "" for a real stop.
-func PredictedMarker(st debugger.Stop) string {
-	switch {
-	case !st.Predicted:
-		return ""
-	case st.Confidence == nil:
-		return "[predicted]"
-	}
-	return fmt.Sprintf("[predicted %s (min %s)]", twoDigits(st.Confidence.Mean), twoDigits(st.Confidence.Min))
-}
-
-// twoDigits writes a probability with two decimals, cut rather than rounded:
-// 0.996 shows as 0.99, so that 1.00 means a sure model.
-func twoDigits(x float64) string { return fmt.Sprintf("%.2f", math.Floor(x*100+1e-9)/100) }
-
 // Banner is the line Run shows before the first stop: which engine answers
 // when the states are predicted; "" for the real engine.
 func (t *Terminal) Banner() string {
@@ -173,12 +153,12 @@ func (t *Terminal) Banner() string {
 
 // RenderStop is the pdb-style view of a stop: the event marker, the
 // location header, the source around the line with the line marked, and
-// the locals, changed ones marked. A predicted stop has PredictedMarker
+// the locals, changed ones marked. A predicted stop has debugger.PredictedMark
 // after its location line.
 func (t *Terminal) RenderStop(st debugger.Stop) string {
 	var b strings.Builder
 	mark := ""
-	if m := PredictedMarker(st); m != "" {
+	if m := debugger.PredictedMark(st); m != "" {
 		mark = "  " + m
 	}
 	if st.IsExit() {

@@ -48,7 +48,7 @@ func (f *sandboxFlags) add(fs *pflag.FlagSet) {
 // check refuses a bad --max-trace-mb (0 is the default).
 func (f *sandboxFlags) check() error {
 	if f.maxTraceMB < 0 {
-		return fmt.Errorf("--max-trace-mb must be positive")
+		return fmt.Errorf("--max-trace-mb must not be negative (0: the default)")
 	}
 	return nil
 }
