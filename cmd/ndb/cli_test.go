@@ -331,3 +331,14 @@ func TestVersion(t *testing.T) {
 		t.Errorf("NDB_MODEL=junk: %v\n%s", err, out)
 	}
 }
+
+// TestEvalProgramsMustBeAFolder: --programs names a folder; a missing path
+// or a file is refused with a message that says so (not "unknown source").
+func TestEvalProgramsMustBeAFolder(t *testing.T) {
+	for _, p := range []string{filepath.Join(t.TempDir(), "missing"), filepath.Join("..", "..", "examples", "vowels.py")} {
+		_, err := runNDB(t, "eval", "next-state", "--programs", p, "--n", "1")
+		if err == nil || !strings.Contains(err.Error(), "not a folder of .py scripts") {
+			t.Errorf("--programs %s: err = %v", p, err)
+		}
+	}
+}

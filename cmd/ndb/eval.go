@@ -210,6 +210,9 @@ a table (JSON: "by_source") of each source's scores next to the overall ones.`,
 			defer cancel()
 			var sets []eval.SourcePrograms
 			if programs != "" {
+				if st, err := os.Stat(programs); err != nil || !st.IsDir() {
+					return fmt.Errorf("--programs %s: not a folder of .py scripts", programs)
+				}
 				src, err := dataset.OpenSource(programs, mustDataDirOrEmpty(f.dataDir), int64(f.seed))
 				if err != nil {
 					return err
