@@ -3,10 +3,14 @@
 // real one (with reverse stepping) or a model. It is a client of
 // debugger.Session, like the terminal.
 //
-// Goroutine model: Serve handles one client connection in one goroutine,
-// reading a request, answering it and sending its events before reading the
-// next one, so a session needs no locks. Listen runs one such goroutine per
-// connection; connections share only the engine registry.
+// Goroutine model: Serve handles one client connection with a read loop
+// and a worker. The worker answers the requests one at a time, in order,
+// and owns the session; the read loop answers pause at once (it interrupts
+// the command the worker runs: debugger.Session.Interrupt is safe from any
+// goroutine), and threads while a command runs, so a continue in an
+// endless loop can be paused. Messages are written under one mutex, in seq order. Listen runs
+// one such pair per connection; connections share only the engine
+// registry.
 package dap
 
 import (
@@ -22,11 +26,14 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	godap "github.com/google/go-dap"
 
 	"ndb/debugger"
 	"ndb/engine"
+	"ndb/tracer"
 )
 
 // threadID is the only thread: a traced or predicted program is one thread.
@@ -83,35 +90,106 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 }
 
 func (s *Server) serve(ctx context.Context, r io.Reader, w io.Writer, needToken bool) error {
+	ctx, cancel := context.WithCancel(ctx)
 	c := &conn{srv: s, w: w, vars: map[int]varsRef{}, needToken: needToken}
-	defer c.closeSession()
-	fr := newFrameReader(r)
-	for {
-		body, err := fr.next()
-		if err != nil {
+	// One goroutine reads frames, another (the worker) answers requests in
+	// order; pause (and threads while a command runs) are answered as they
+	// are read, so that a pause reaches a continue in an endless loop.
+	frames := make(chan frameRead)
+	quit := make(chan struct{})
+	go func() {
+		fr := newFrameReader(r)
+		for {
+			body, err := fr.next()
+			select {
+			case frames <- frameRead{body, err}:
+			case <-quit:
+				return
+			}
 			var fe *FrameError
-			if errors.As(err, &fe) {
+			if err != nil && !errors.As(err, &fe) {
+				return
+			}
+		}
+	}()
+	reqs := make(chan godap.RequestMessage, maxQueued)
+	worked := make(chan struct{})
+	go func() {
+		defer close(worked)
+		for req := range reqs {
+			if ctx.Err() != nil {
+				continue
+			}
+			c.handle(ctx, req)
+			if c.done {
+				return
+			}
+		}
+	}()
+	defer func() {
+		close(quit)
+		close(reqs)
+		c.interrupt() // a command still running stops at the program's next event
+		cancel()
+		<-worked
+		c.closeSession()
+	}()
+	for {
+		var f frameRead
+		select {
+		case f = <-frames:
+		case <-worked: // disconnect
+			return nil
+		case <-ctx.Done():
+			return nil
+		}
+		if f.err != nil {
+			var fe *FrameError
+			if errors.As(f.err, &fe) {
 				c.protocolError(fe.Msg)
 				continue
 			}
-			if errors.Is(err, io.EOF) || ctx.Err() != nil {
+			if errors.Is(f.err, io.EOF) || ctx.Err() != nil {
 				return nil
 			}
-			return err
+			return f.err
 		}
-		req, ok := c.decode(body)
+		req, ok := c.decode(f.body)
 		if !ok {
 			continue
 		}
-		if !c.authorize(req, body) {
+		if !c.authorize(req, f.body) {
 			return nil // answered; the connection is closed
 		}
-		c.handle(ctx, req)
-		if c.done {
+		switch r := req.(type) {
+		case *godap.PauseRequest: // Required; answered at once (see onPause)
+			c.onPause(r)
+			continue
+		case *godap.ThreadsRequest: // Required; constant: answered at once while the program runs
+			if c.isRunning() {
+				c.send(&godap.ThreadsResponse{Response: c.response(r), Body: godap.ThreadsResponseBody{
+					Threads: []godap.Thread{{Id: threadID, Name: "main"}}}})
+				continue
+			} // else in order with the other answers
+		case *godap.DisconnectRequest, *godap.TerminateRequest, *godap.RestartRequest:
+			c.interrupt() // rather than wait for a running command to stop by itself
+		}
+		select {
+		case reqs <- req:
+		case <-worked:
 			return nil
 		}
 	}
 }
+
+// frameRead is one frame (or the reader's error).
+type frameRead struct {
+	body []byte
+	err  error
+}
+
+// maxQueued bounds the requests read ahead of the one being answered.
+const maxQueued = 1024
 
 // decode reads one body; false when it is not a request to handle (it was
 // answered with an error, or it is a client's response or event, which
@@ -155,7 +233,7 @@ func (c *conn) protocolError(msg string) {
 // authorize checks a TCP connection's token (see Listen): false when the
 // request was refused and the connection must close.
 func (c *conn) authorize(req godap.RequestMessage, body []byte) bool {
-	if !c.needToken || c.authed {
+	if !c.needToken || c.authed.Load() {
 		return true
 	}
 	var m struct {
@@ -167,7 +245,7 @@ func (c *conn) authorize(req godap.RequestMessage, body []byte) bool {
 	r := req.GetRequest()
 	switch {
 	case m.Arguments.Token != nil && tokenOK(*m.Arguments.Token, c.srv.token):
-		c.authed = true
+		c.authed.Store(true)
 		return true
 	case m.Arguments.Token != nil:
 		c.sendErrorFor(r.Seq, r.Command, "wrong token; closing the connection")
@@ -180,14 +258,22 @@ func (c *conn) authorize(req godap.RequestMessage, body []byte) bool {
 	return false
 }
 
-// conn is one client's state.
+// conn is one client's state. The worker goroutine (serve) owns it,
+// except for what the read loop touches: wmu guards the writer, seq and
+// terminated; runMu the session of the command that runs (onPause).
 type conn struct {
 	srv *Server
-	w   io.Writer
-	seq int
 
-	needToken bool // a TCP connection: requests need the token (authorize)
-	authed    bool
+	wmu        sync.Mutex
+	w          io.Writer
+	seq        int
+	terminated bool
+
+	runMu   sync.Mutex
+	running *debugger.Session // set while a command runs the program
+
+	needToken bool        // a TCP connection: requests need the token (authorize)
+	authed    atomic.Bool // read by the worker (setBreakpoints), set by the read loop
 
 	args       LaunchArgs
 	sess       *debugger.Session
@@ -205,7 +291,8 @@ type conn struct {
 	configured bool // configurationDone came (before or after launch)
 	started    bool // the first stop (or the run to the end) was reported
 	done       bool
-	terminated bool
+	streamed   bool // the program's output comes as it is written (a live run): not again at the end
+	closed     bool // the session's backend was closed (terminate)
 }
 
 // pendingBreak is a breakpoint set before launch, applied by launch.
@@ -225,30 +312,51 @@ type varsRef struct {
 	prediction bool // the Prediction scope of a predicted stop: its confidence
 }
 
+// send writes m with the next seq (messages of both goroutines go out in
+// seq order).
 func (c *conn) send(m godap.Message) {
-	if _, ok := m.(godap.EventMessage); ok && c.terminated {
-		return // no event follows terminated
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.sendLocked(m)
+}
+
+func (c *conn) sendLocked(m godap.Message) {
+	switch x := m.(type) {
+	case godap.EventMessage:
+		if c.terminated {
+			return // no event follows terminated
+		}
+		c.seq++
+		x.GetEvent().Seq = c.seq
+	case godap.ResponseMessage:
+		c.seq++
+		x.GetResponse().Seq = c.seq
 	}
 	if err := godap.WriteProtocolMessage(c.w, m); err != nil {
 		fmt.Fprintf(c.srv.log, "dap: write: %v\n", err)
 	}
 }
 
-func (c *conn) nextSeq() int { c.seq++; return c.seq }
+func (c *conn) isTerminated() bool {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.terminated
+}
 
+// response and event leave Seq to send.
 func (c *conn) response(req godap.RequestMessage) godap.Response {
 	r := req.GetRequest()
-	return godap.Response{ProtocolMessage: godap.ProtocolMessage{Seq: c.nextSeq(), Type: "response"},
+	return godap.Response{ProtocolMessage: godap.ProtocolMessage{Type: "response"},
 		Command: r.Command, RequestSeq: r.Seq, Success: true}
 }
 
 func (c *conn) event(name string) godap.Event {
-	return godap.Event{ProtocolMessage: godap.ProtocolMessage{Seq: c.nextSeq(), Type: "event"}, Event: name}
+	return godap.Event{ProtocolMessage: godap.ProtocolMessage{Type: "event"}, Event: name}
 }
 
 func (c *conn) sendErrorFor(reqSeq int, command, msg string) {
 	c.send(&godap.ErrorResponse{
-		Response: godap.Response{ProtocolMessage: godap.ProtocolMessage{Seq: c.nextSeq(), Type: "response"},
+		Response: godap.Response{ProtocolMessage: godap.ProtocolMessage{Type: "response"},
 			Command: command, RequestSeq: reqSeq, Success: false, Message: msg},
 		Body: godap.ErrorResponseBody{Error: &godap.ErrorMessage{Id: 1, Format: msg, ShowUser: true}},
 	})
@@ -289,13 +397,17 @@ func (c *conn) dispatch(ctx context.Context, req godap.RequestMessage) error {
 	case *godap.SetFunctionBreakpointsRequest: // Optional (supportsFunctionBreakpoints)
 		return c.onSetFunctionBreakpoints(r)
 	case *godap.SetVariableRequest: // Optional (supportsSetVariable): model engines' counterfactuals
-		return c.onSetVariable(r)
+		return c.onSetVariable(ctx, r)
 	case *godap.ConfigurationDoneRequest: // Optional (supportsConfigurationDoneRequest)
 		return c.onConfigurationDone(ctx, r)
-	case *godap.ThreadsRequest: // Required
+	case *godap.ThreadsRequest: // Required (answered by the read loop; here for completeness)
 		c.send(&godap.ThreadsResponse{Response: c.response(r), Body: godap.ThreadsResponseBody{
 			Threads: []godap.Thread{{Id: threadID, Name: "main"}}}})
 		return nil
+	case *godap.RestartRequest: // Optional (supportsRestartRequest)
+		return c.onRestart(ctx, r)
+	case *godap.ExceptionInfoRequest: // Optional (supportsExceptionInfoRequest)
+		return c.onExceptionInfo(r)
 	case *godap.StackTraceRequest: // Required
 		return c.onStackTrace(r)
 	case *godap.ScopesRequest: // Required
@@ -340,6 +452,8 @@ func (c *conn) onInitialize(r *godap.InitializeRequest) error {
 		SupportsConditionalBreakpoints:   true,
 		SupportsSetVariable:              true,
 		SupportsFunctionBreakpoints:      true,
+		SupportsExceptionInfoRequest:     true,
+		SupportsRestartRequest:           true,
 		ExceptionBreakpointFilters: []godap.ExceptionBreakpointsFilter{
 			{Filter: "raised", Label: "Raised Exceptions", Description: "Continue stops where an exception is raised, caught or not (real engine)"},
 			{Filter: "uncaught", Label: "Uncaught Exceptions", Description: "Stop at the end of a program that an exception ended", Default: true},
@@ -395,6 +509,9 @@ func (c *conn) onLaunch(ctx context.Context, r *godap.LaunchRequest) error {
 	c.fileLines = len(debugger.SourceLines(string(src)))
 	c.conds, c.lineBreaks, c.funcLines = map[int]*condition{}, map[int]string{}, map[int]string{}
 	c.send(&godap.LaunchResponse{Response: c.response(r)})
+	// A live run's output is an output event as it is written (events
+	// after terminated are dropped by send).
+	c.streamed = sess.SetOutput(func(s string) { c.output("stdout", s) })
 	c.applyPending()
 	for _, b := range c.resolveFuncs() {
 		c.send(&godap.BreakpointEvent{Event: c.event("breakpoint"), Body: godap.BreakpointEventBody{Reason: "changed", Breakpoint: b}})
@@ -474,7 +591,7 @@ func (c *conn) onSetBreakpoints(r *godap.SetBreakpointsRequest) error {
 			c.pending = map[string][]pendingBreak{}
 		}
 		var text []byte
-		if key != "" && (!c.needToken || c.authed) { // no file reads before the token
+		if key != "" && (!c.needToken || c.authed.Load()) { // no file reads before the token
 			text, _ = os.ReadFile(key)
 		}
 		list := make([]pendingBreak, 0, len(bps))
@@ -528,6 +645,29 @@ func (c *conn) onConfigurationDone(ctx context.Context, r *godap.ConfigurationDo
 	return nil
 }
 
+// onRestart runs the program anew (Session.Restart: a live run starts
+// again; a model's history goes back to its start), with the same
+// breakpoints, then on as after configurationDone: to the first stop, or
+// the entry with stopOnEntry. The launch arguments stay those of launch.
+func (c *conn) onRestart(ctx context.Context, r *godap.RestartRequest) error {
+	if c.sess == nil || !c.started {
+		return errors.New("not launched")
+	}
+	if c.isTerminated() {
+		return errors.New("the session has ended")
+	}
+	c.send(&godap.RestartResponse{Response: c.response(r)})
+	if _, err := c.run(func() (debugger.Stop, error) { return c.sess.Restart(ctx) }); err != nil {
+		c.output("stderr", err.Error()+"\n")
+		c.stopped(c.sess.Current(), "step", err.Error())
+		return nil
+	}
+	c.output("console", "Restarting "+c.args.Program+"\n")
+	c.started = false
+	c.begin(ctx)
+	return nil
+}
+
 // begin runs the program to its first stop once both launch and
 // configurationDone have come, in either order.
 func (c *conn) begin(ctx context.Context) {
@@ -545,7 +685,7 @@ func (c *conn) begin(ctx context.Context) {
 		c.stopped(c.sess.Current(), "entry", "")
 		return
 	}
-	st, err := c.cont(ctx, false)
+	st, err := c.run(func() (debugger.Stop, error) { return c.cont(ctx, false) })
 	if err != nil {
 		c.output("stderr", err.Error()+"\n")
 		c.stopped(c.sess.Current(), "exception", err.Error())
@@ -580,10 +720,11 @@ func (c *conn) onSetExceptionBreakpoints(r *godap.SetExceptionBreakpointsRequest
 	return nil
 }
 
-// onSetVariable edits a local of the current stop: a model engine's
-// counterfactual (engine.SetLocal, as the console's set NAME = VALUE); the
-// real engine replays a recorded run, so its values cannot change.
-func (c *conn) onSetVariable(r *godap.SetVariableRequest) error {
+// onSetVariable sets a local of the current frame: in the live program
+// (the real engine) it runs NAME = VALUE there, as pdb's !NAME = VALUE; on
+// a model engine it edits the stop (engine.SetLocal, as the console's set
+// NAME = VALUE: the next prediction continues from the edit).
+func (c *conn) onSetVariable(ctx context.Context, r *godap.SetVariableRequest) error {
 	if c.sess == nil {
 		return errors.New("not launched")
 	}
@@ -591,15 +732,35 @@ func (c *conn) onSetVariable(r *godap.SetVariableRequest) error {
 	if !ok || v.frame != 1 || v.retval || v.prediction {
 		return errors.New("setVariable: only the current frame's locals can be set")
 	}
-	if !engine.IsPredicted(c.sess) {
-		return errors.New("setVariable: the real engine replays a recorded run, so its values cannot change (a model engine's can: its next prediction continues from the edit)")
+	name, value := strings.TrimSpace(r.Arguments.Name), strings.TrimSpace(r.Arguments.Value)
+	var val string
+	if engine.IsPredicted(c.sess) {
+		st, err := engine.SetLocal(c.sess, name, value)
+		if err != nil {
+			return err
+		}
+		val, _ = st.Locals.Get(name)
+	} else {
+		if !isName(name) || value == "" || strings.ContainsAny(value, "\r\n") {
+			return fmt.Errorf("setVariable: want a name and a one-line value, got %q = %q", name, value)
+		}
+		if c.closed {
+			return errors.New("setVariable: the session has ended")
+		}
+		res, err := c.sess.Eval(ctx, 0, name+" = "+value, tracer.EvalExec)
+		switch {
+		case errors.Is(err, debugger.ErrNotLive):
+			return fmt.Errorf("setVariable: %w", err)
+		case err != nil:
+			return err
+		case !res.OK:
+			return errors.New(res.Text)
+		}
+		if val, ok = res.Locals.Get(name); !ok {
+			val, _ = c.sess.Current().Locals.Get(name)
+		}
 	}
-	st, err := engine.SetLocal(c.sess, r.Arguments.Name, r.Arguments.Value)
-	if err != nil {
-		return err
-	}
-	val, _ := st.Locals.Get(strings.TrimSpace(r.Arguments.Name))
-	nv := c.variable(r.Arguments.Name, val, "")
+	nv := c.variable(name, val, "")
 	c.send(&godap.SetVariableResponse{Response: c.response(r), Body: godap.SetVariableResponseBody{Value: val,
 		VariablesReference: nv.VariablesReference, NamedVariables: nv.NamedVariables, IndexedVariables: nv.IndexedVariables}})
 	return nil
@@ -619,7 +780,7 @@ func (c *conn) cont(ctx context.Context, backward bool) (debugger.Stop, error) {
 	cmd := debugger.Command{Action: debugger.Continue, Backward: backward}
 	for range maxConditionSkips {
 		st, err := c.sess.Do(ctx, cmd)
-		if err != nil || st.IsExit() || st.Event != "line" {
+		if err != nil || st.IsExit() || st.Event != "line" || st.Interrupted != "" {
 			return st, err
 		}
 		if !contains(c.sess.Breaks(), st.Lineno) || c.conditionHolds(st) {
@@ -634,7 +795,7 @@ func (c *conn) cont(ctx context.Context, backward bool) (debugger.Stop, error) {
 func (c *conn) contRaised(ctx context.Context) (debugger.Stop, error) {
 	for range maxConditionSkips {
 		st, err := c.sess.Do(ctx, debugger.Command{Action: debugger.StepInto})
-		if err != nil || st.IsExit() || st.Event == "exception" {
+		if err != nil || st.IsExit() || st.Event == "exception" || st.Interrupted != "" {
 			return st, err
 		}
 		if st.Event == "line" && contains(c.sess.Breaks(), st.Lineno) && c.conditionHolds(st) {
@@ -678,32 +839,17 @@ func (c *conn) step(ctx context.Context, cmd debugger.Command) (debugger.Stop, e
 	return c.sess.Do(ctx, cmd)
 }
 
-// move runs one command, answers the request, then reports where it
-// stopped. Errors of the command (a model's bad frame, a move past the
-// end) are shown to the user and leave the session where it was.
+// move answers the request, runs its command, then reports where it
+// stopped. It answers first, as a client shows the program running (and
+// offers pause) once a continue is answered. Errors of the command (a
+// model's bad frame, a move past the end, a panic) are shown to the user
+// and leave the session where it was.
 func (c *conn) move(ctx context.Context, req godap.RequestMessage, cmd debugger.Command, reason string) error {
 	if c.sess == nil {
 		return errors.New("not launched")
 	}
-	if c.terminated {
+	if c.isTerminated() {
 		return errors.New("the session has ended")
-	}
-	// Run first, answer after: a panic in the engine then yields one
-	// error response instead of a success followed by an error.
-	var st debugger.Stop
-	var err error
-	if cmd.Action == debugger.Continue {
-		st, err = c.cont(ctx, cmd.Backward)
-	} else {
-		st, err = c.step(ctx, cmd)
-	}
-	text := ""
-	if err == nil && cmd.Reverse() && st.IsExit() && st.Exit == debugger.ExitInvEntry {
-		// Back past the first stop: rest on the first stop, not on an
-		// empty "before the start" with no frame to show.
-		if first, ferr := c.sess.Do(ctx, debugger.Command{Action: debugger.StepInto}); ferr == nil && !first.IsExit() {
-			st, reason, text = first, "entry", "Reached the start of the program"
-		}
 	}
 	switch r := req.(type) {
 	case *godap.NextRequest:
@@ -719,6 +865,24 @@ func (c *conn) move(ctx context.Context, req godap.RequestMessage, cmd debugger.
 	case *godap.ReverseContinueRequest:
 		c.send(&godap.ReverseContinueResponse{Response: c.response(r)})
 	}
+	text := ""
+	st, err := c.run(func() (debugger.Stop, error) {
+		var st debugger.Stop
+		var err error
+		if cmd.Action == debugger.Continue {
+			st, err = c.cont(ctx, cmd.Backward)
+		} else {
+			st, err = c.step(ctx, cmd)
+		}
+		if err == nil && cmd.Reverse() && st.IsExit() && st.Exit == debugger.ExitInvEntry {
+			// Back past the first stop: rest on the first stop, not on an
+			// empty "before the start" with no frame to show.
+			if first, ferr := c.sess.Do(ctx, debugger.Command{Action: debugger.StepInto}); ferr == nil && !first.IsExit() {
+				st, reason, text = first, "entry", "Reached the start of the program"
+			}
+		}
+		return st, err
+	})
 	if err != nil {
 		c.output("stderr", err.Error()+"\n")
 		c.stopped(c.sess.Current(), "step", err.Error())
@@ -738,9 +902,22 @@ func (c *conn) move(ctx context.Context, req godap.RequestMessage, cmd debugger.
 // work; with noDebug or terminateAtEnd it sends exited and terminated
 // instead.
 func (c *conn) report(st debugger.Stop, reason string) {
+	if st.Interrupted != "" && !st.IsExit() {
+		// pdb: "Program interrupted. (Use 'cont' to resume)."
+		why := "Program interrupted"
+		if st.Interrupted == "timeout" {
+			why = "Program interrupted by the time limit (it ran that long without reaching a stop)"
+		}
+		c.output("console", why+". (Use continue to resume.)\n")
+		c.stopped(st, "pause", "")
+		return
+	}
 	if st.IsExit() && st.Exit != debugger.ExitInvEntry {
-		if out, ok := c.sess.Output(); ok && out != "" {
+		if out, ok := c.sess.Output(); ok && out != "" && !c.streamed {
 			c.output("stdout", out)
+		}
+		if pm, ok := c.sess.PostMortem(); ok && pm.Traceback != "" {
+			c.output("stderr", pm.Traceback)
 		}
 		msg := "program ended: " + st.Exit
 		if st.Arg != "" {
@@ -759,7 +936,10 @@ func (c *conn) report(st debugger.Stop, reason string) {
 			return
 		}
 		if st.Exit == "error" && c.uncaught {
-			c.stopped(st, "exception", st.Arg) // post-mortem: stepBack shows where it was raised
+			// Post-mortem: the stack is the traceback's frames (when the
+			// run has them), where evaluate works on a live run;
+			// stepBack shows where it was raised.
+			c.stopped(st, "exception", st.Arg)
 			return
 		}
 		c.stopped(st, "exit", "")
@@ -795,6 +975,10 @@ func (c *conn) stopped(st debugger.Stop, reason, text string) {
 // pane: "Paused on breakpoint", "Returned from f", "Program ended".
 func describe(st debugger.Stop, reason string) string {
 	switch {
+	case reason == "pause" && st.Interrupted == "timeout":
+		return "Paused: the time limit interrupted the program"
+	case reason == "pause":
+		return "Paused"
 	case st.IsExit() && st.Exit == debugger.ExitInvEntry:
 		return "Before the start of the program"
 	case st.IsExit() && st.Exit == "normal":
@@ -819,19 +1003,74 @@ func describe(st debugger.Stop, reason string) string {
 	return "Paused on step"
 }
 
+// terminate sends terminated (once) and ends the live program.
 func (c *conn) terminate() {
-	if c.terminated {
-		return
+	c.wmu.Lock()
+	if !c.terminated {
+		c.sendLocked(&godap.TerminatedEvent{Event: c.event("terminated")})
+		c.terminated = true
 	}
-	c.send(&godap.TerminatedEvent{Event: c.event("terminated")})
-	c.terminated = true
+	c.wmu.Unlock()
+	c.closeSession()
 }
 
 func (c *conn) output(category, text string) {
 	c.send(&godap.OutputEvent{Event: c.event("output"), Body: godap.OutputEventBody{Category: category, Output: text}})
 }
 
-func (c *conn) closeSession() {}
+// closeSession ends the session's live program (worker goroutine, or
+// serve once the worker is done).
+func (c *conn) closeSession() {
+	if c.sess != nil && !c.closed {
+		c.closed = true
+		if err := c.sess.Close(); err != nil {
+			fmt.Fprintf(c.srv.log, "dap: close: %v\n", err)
+		}
+	}
+}
+
+func (c *conn) isRunning() bool {
+	c.runMu.Lock()
+	defer c.runMu.Unlock()
+	return c.running != nil
+}
+
+// interrupt pauses the command that runs the program, if one does (safe
+// from any goroutine: Session.Interrupt is).
+func (c *conn) interrupt() {
+	c.runMu.Lock()
+	defer c.runMu.Unlock()
+	if c.running != nil {
+		c.running.Interrupt()
+	}
+}
+
+// onPause interrupts the running command, which then stops at the
+// program's next event (its stopped event says "pause"). Only a live run
+// pauses; a model's prediction ends at its next stop by itself. Not
+// running, a pause has nothing to do.
+func (c *conn) onPause(r *godap.PauseRequest) {
+	c.interrupt()
+	c.send(&godap.PauseResponse{Response: c.response(r)})
+}
+
+// run runs a command that moves the program, as the one pause
+// interrupts; a panic in it becomes its error (its response has gone).
+func (c *conn) run(f func() (debugger.Stop, error)) (st debugger.Stop, err error) {
+	c.runMu.Lock()
+	c.running = c.sess
+	c.runMu.Unlock()
+	defer func() {
+		c.runMu.Lock()
+		c.running = nil
+		c.runMu.Unlock()
+		if p := recover(); p != nil {
+			fmt.Fprintf(c.srv.log, "dap: panic: %v\n%s", p, debug.Stack())
+			st, err = c.sess.Current(), fmt.Errorf("internal error: %v", p)
+		}
+	}()
+	return f()
+}
 
 // frames is the stack innermost first, as DAP lists it. At an exit it is
 // one frame that says so, at the last line the program ran (a client
@@ -839,6 +1078,13 @@ func (c *conn) closeSession() {}
 func (c *conn) frames() []debugger.Stop {
 	if c.sess == nil {
 		return nil
+	}
+	if pm, ok := c.postMortem(); ok {
+		out := make([]debugger.Stop, len(pm.Frames))
+		for i, f := range pm.Frames {
+			out[len(out)-1-i] = f
+		}
+		return out
 	}
 	if cur := c.sess.Current(); cur.IsExit() {
 		line := 1
@@ -867,6 +1113,16 @@ func (c *conn) frames() []debugger.Stop {
 	return out
 }
 
+// postMortem is the post-mortem of an uncaught exception's exit when the
+// session stops there (the uncaught filter) and the run has its frames.
+func (c *conn) postMortem() (debugger.PostMortem, bool) {
+	if !c.uncaught || c.args.NoDebug || c.args.TerminateAtEnd {
+		return debugger.PostMortem{}, false
+	}
+	pm, ok := c.sess.PostMortem()
+	return pm, ok && len(pm.Frames) > 0
+}
+
 func (c *conn) source(line int) *godap.Source {
 	if c.args.Call != "" && line > c.fileLines {
 		return &godap.Source{Name: "<ndb main>", SourceReference: wrapperRef, PresentationHint: "deemphasize"}
@@ -876,17 +1132,19 @@ func (c *conn) source(line int) *godap.Source {
 
 func (c *conn) onStackTrace(r *godap.StackTraceRequest) error {
 	fs := c.frames()
+	_, pm := c.postMortem()
 	out := make([]godap.StackFrame, 0, len(fs))
 	for i, f := range fs {
 		name := f.Function
-		switch f.Event {
-		case debugger.EventExit:
+		switch {
+		case pm: // the traceback's frames, each where the exception passed
+		case f.Event == debugger.EventExit:
 			name = "<" + strings.ToLower(describe(f, "")) + ">"
-		case "call":
+		case f.Event == "call":
 			name += " --Call--"
-		case "return":
+		case f.Event == "return":
 			name += " --Return--"
-		case "exception":
+		case f.Event == "exception":
 			name += " --Exception--"
 		}
 		out = append(out, godap.StackFrame{Id: i + 1, Name: name, Line: max(f.Lineno, 1), Column: 1, Source: c.source(f.Lineno)})
@@ -1014,10 +1272,13 @@ func (c *conn) onSource(r *godap.SourceRequest) error {
 	return nil
 }
 
-// onEvaluate looks a name up in a frame's locals (the only expressions a
-// model can answer: it never runs code). In the debug console (context
-// "repl") it also takes the neural session commands: back, resample,
-// verify and set NAME = VALUE.
+// onEvaluate evaluates an expression in a frame of the live program
+// (Session.Eval, pdb's p; in the debug console, context "repl", the line
+// runs as pdb runs a line that is not a command, so statements work too). Where no live
+// program waits (a model engine, a stop in the recorded past, the end) it
+// looks a name up in the frame's recorded locals. In the debug console it
+// also takes the neural session commands: back, resample, verify and set
+// NAME = VALUE.
 func (c *conn) onEvaluate(ctx context.Context, r *godap.EvaluateRequest) error {
 	if c.sess == nil {
 		return errors.New("not launched")
@@ -1048,11 +1309,85 @@ func (c *conn) onEvaluate(ctx context.Context, r *godap.EvaluateRequest) error {
 		c.send(&godap.EvaluateResponse{Response: c.response(r), Body: godap.EvaluateResponseBody{Result: f.Arg}})
 		return nil
 	}
+	notLive := debugger.ErrNotLive
+	if !c.closed {
+		res, mode, err := c.eval(ctx, id-1, expr, r.Arguments.Context == "repl")
+		switch {
+		case err == nil && !res.OK:
+			return errors.New(res.Text) // pdb's line: NameError: name 'x' is not defined
+		case err == nil:
+			text := res.Text
+			if mode == tracer.EvalExec {
+				text = strings.TrimSuffix(text, "\n") // what the statement printed
+			}
+			v := c.variable("", text, "")
+			c.send(&godap.EvaluateResponse{Response: c.response(r), Body: godap.EvaluateResponseBody{Result: text,
+				VariablesReference: v.VariablesReference, NamedVariables: v.NamedVariables, IndexedVariables: v.IndexedVariables}})
+			if mode == tracer.EvalExec {
+				// A statement may have changed the frame's variables.
+				c.send(&godap.InvalidatedEvent{Event: c.event("invalidated"), Body: godap.InvalidatedEventBody{
+					Areas: []godap.InvalidatedAreas{"variables"}, ThreadId: threadID}})
+			}
+			return nil
+		case !errors.Is(err, debugger.ErrNotLive):
+			return err
+		}
+	}
 	v, ok := f.Locals.Get(expr)
 	if !ok {
-		return fmt.Errorf("name %q is not defined here (ndb evaluates local names only)", expr)
+		if !engine.IsPredicted(c.sess) {
+			return fmt.Errorf("%q is not a local name of this frame, and %v", expr, notLive)
+		}
+		return fmt.Errorf("name %q is not defined here (a model engine evaluates local names only)", expr)
 	}
 	c.send(&godap.EvaluateResponse{Response: c.response(r), Body: godap.EvaluateResponseBody{Result: v}})
+	return nil
+}
+
+// eval evaluates src in the frame level frames below the current stop's:
+// as an expression (pdb's p), or, with statements (the debug console), as
+// pdb runs a line that is not a command: compiled like a line typed at the
+// Python prompt, so an expression shows its repr and a statement runs.
+// mode is how it ran.
+func (c *conn) eval(ctx context.Context, level int, src string, statements bool) (tracer.EvalResult, string, error) {
+	mode := tracer.EvalExpr
+	if statements {
+		mode = tracer.EvalExec
+	}
+	res, err := c.sess.Eval(ctx, level, src, mode)
+	return res, mode, err
+}
+
+// onExceptionInfo describes the exception the session stops at: the
+// uncaught one at a post-mortem (with Python's traceback), or the one an
+// exception event passes.
+func (c *conn) onExceptionInfo(r *godap.ExceptionInfoRequest) error {
+	if c.sess == nil {
+		return errors.New("not launched")
+	}
+	var b godap.ExceptionInfoResponseBody
+	cur := c.sess.Current()
+	if pm, ok := c.sess.PostMortem(); ok {
+		tb := strings.TrimRight(pm.Traceback, "\n")
+		last := tb[strings.LastIndexByte(tb, '\n')+1:] // KeyError: 'x'
+		if last == "" {
+			last = cur.Arg
+		}
+		typ, _, _ := strings.Cut(last, ":")
+		b = godap.ExceptionInfoResponseBody{ExceptionId: typ, Description: last, BreakMode: "unhandled",
+			Details: &godap.ExceptionDetails{Message: last, TypeName: typ, StackTrace: pm.Traceback}}
+	} else if cur.Event == "exception" || cur.IsExit() && cur.Exit == "error" {
+		typ, _, _ := strings.Cut(cur.Arg, "(") // the exception's repr: KeyError('x')
+		mode := godap.ExceptionBreakMode("always")
+		if cur.IsExit() {
+			mode = "unhandled"
+		}
+		b = godap.ExceptionInfoResponseBody{ExceptionId: typ, Description: cur.Arg, BreakMode: mode,
+			Details: &godap.ExceptionDetails{Message: cur.Arg, TypeName: typ}}
+	} else {
+		return errors.New("not stopped at an exception")
+	}
+	c.send(&godap.ExceptionInfoResponse{Response: c.response(r), Body: b})
 	return nil
 }
 

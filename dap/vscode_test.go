@@ -465,9 +465,19 @@ func TestExceptionFilters(t *testing.T) {
 		reason, top := c.move("continue")
 		where = append(where, fmt.Sprintf("%s %s:%d", reason, top.Name, top.Line))
 	}
-	want := []string{"exception <module> --Exception--:10", "exception <module> --Exception--:13", "exception <program ended with an uncaught exception>:13"}
+	// The uncaught exception's stop is a post-mortem: the stack is the
+	// traceback's (here one frame), where expressions evaluate.
+	want := []string{"exception <module> --Exception--:10", "exception <module> --Exception--:13", "exception <module>:13"}
 	if strings.Join(where, ", ") != strings.Join(want, ", ") {
 		t.Errorf("stops %q, want %q", where, want)
+	}
+	if ev := c.ok("evaluate", map[string]any{"expression": "out", "frameId": 1, "context": "watch"}).(*godap.EvaluateResponse); ev.Body.Result != "[1, -1]" {
+		t.Errorf("evaluate out at the post-mortem: %q", ev.Body.Result)
+	}
+	info := c.ok("exceptionInfo", map[string]any{"threadId": 1}).(*godap.ExceptionInfoResponse).Body
+	if info.ExceptionId != "KeyError" || info.Description != "KeyError: 'end'" || info.BreakMode != "unhandled" ||
+		info.Details == nil || !strings.HasPrefix(info.Details.StackTrace, "Traceback (most recent call last):") {
+		t.Errorf("exceptionInfo %+v %+v", info, info.Details)
 	}
 	if reason, top := c.move("stepBack"); reason != "step" || top.Line != 13 {
 		t.Errorf("step back from the post-mortem stop: %q %+v", reason, top)
@@ -488,7 +498,8 @@ func TestExceptionFilters(t *testing.T) {
 }
 
 // TestSetVariable: a model engine's local can be set (the next prediction
-// continues from it); the real engine refuses.
+// continues from it); on the real engine the live program runs NAME = VALUE
+// in the frame, and the run goes on with the new value.
 func TestSetVariable(t *testing.T) {
 	pred := engine.PredictorFunc(func(ctx context.Context, prompt string, k int, d engine.Draw) ([]string, error) {
 		if strings.HasSuffix(prompt, "<|step_into|><|frame_sep|>") {
@@ -496,8 +507,13 @@ func TestSetVariable(t *testing.T) {
 		}
 		return nil, fmt.Errorf("no scripted answer")
 	})
-	reg := engine.NewRegistry(engine.Options{Predictor: pred, Workers: 1})
+	reg := engine.NewRegistry(engine.Options{Predictor: pred, Workers: 1, Live: true})
 	defer reg.Close()
+	set := func(c *client, name, value string) godap.ResponseMessage {
+		sc := c.ok("scopes", map[string]any{"frameId": 1}).(*godap.ScopesResponse)
+		r, _ := c.call("setVariable", map[string]any{"variablesReference": sc.Body.Scopes[0].VariablesReference, "name": name, "value": value})
+		return r
+	}
 	for _, eng := range []string{"model", "real"} {
 		c, stop := startServer(t, reg)
 		initialize(t, c)
@@ -505,20 +521,39 @@ func TestSetVariable(t *testing.T) {
 		c.ok("configurationDone", nil)
 		c.waitEvent("stopped")
 		c.move("stepIn")
-		sc := c.ok("scopes", map[string]any{"frameId": 1}).(*godap.ScopesResponse)
-		ref := sc.Body.Scopes[0].VariablesReference
-		r, _ := c.call("setVariable", map[string]any{"variablesReference": ref, "name": "s", "value": "[1, 2]"})
-		switch {
-		case eng == "real" && r.GetResponse().Success:
-			t.Errorf("real engine: setVariable succeeded")
-		case eng == "model" && !r.GetResponse().Success:
-			t.Errorf("model engine: %s", r.GetResponse().Message)
-		case eng == "model":
+		if eng == "model" {
+			r := set(c, "s", "[1, 2]")
+			if !r.GetResponse().Success {
+				t.Fatalf("model engine: %s", r.GetResponse().Message)
+			}
 			if b := r.(*godap.SetVariableResponse).Body; b.Value != "[1, 2]" || b.VariablesReference == 0 {
 				t.Errorf("setVariable answer %+v", b)
 			}
 			if l := c.locals(1); l["s"] != "[1, 2]" {
 				t.Errorf("locals after setVariable: %v", l)
+			}
+		} else {
+			c.move("stepIn")
+			if _, top := c.move("stepIn"); top.Name != "f" || top.Line != 14 {
+				t.Fatalf("at %+v, want f:14", top)
+			}
+			r := set(c, "n", "1")
+			if !r.GetResponse().Success || r.(*godap.SetVariableResponse).Body.Value != "1" {
+				t.Fatalf("real engine: setVariable n = 1: %+v", r)
+			}
+			if l := c.locals(1); l["n"] != "1" {
+				t.Errorf("locals after setVariable: %v", l)
+			}
+			c.move("next") // t = total(n) with n = 1
+			if l := c.locals(1); l["t"] != "0" {
+				t.Errorf("after setting n = 1, t = total(n) gave %v, want 0 (total(3) is 5)", l)
+			}
+			if r := set(c, "n", "1 +"); r.GetResponse().Success || !strings.Contains(r.GetResponse().Message, "SyntaxError") {
+				t.Errorf("a value that does not compile: %+v", r.GetResponse())
+			}
+			c.move("stepBack") // the recorded past: the live program waits elsewhere
+			if r := set(c, "n", "2"); r.GetResponse().Success || !strings.Contains(r.GetResponse().Message, "not waiting here") {
+				t.Errorf("setVariable in the past: %+v", r.GetResponse())
 			}
 		}
 		c.ok("disconnect", nil)

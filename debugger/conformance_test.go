@@ -35,6 +35,28 @@ type fixture struct {
 
 func (fx fixture) inContext() bool { return strings.Contains(fx.file, "/") }
 
+// name is the fixture's subtest name: its file, and its call if any.
+func (fx fixture) name() string {
+	if fx.call != "" {
+		return fx.file + ":" + fx.call
+	}
+	return fx.file
+}
+
+// read returns the fixture's absolute path and its source.
+func (fx fixture) read(t *testing.T) (string, []byte) {
+	t.Helper()
+	file, err := filepath.Abs(filepath.Join("testdata", "progs", fx.file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return file, src
+}
+
 var conformanceFixtures = []fixture{
 	{"gen.py", ""},
 	{"exc.py", ""},
@@ -300,19 +322,8 @@ func TestPdbConformance(t *testing.T) {
 		sequences = 10
 	}
 	for _, fx := range conformanceFixtures {
-		name := fx.file
-		if fx.call != "" {
-			name += ":" + fx.call
-		}
-		t.Run(name, func(t *testing.T) {
-			file, err := filepath.Abs(filepath.Join("testdata", "progs", fx.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			src, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
+		t.Run(fx.name(), func(t *testing.T) {
+			file, src := fx.read(t)
 			var tr *tracer.Trace
 			var path string
 			rec := rec
@@ -346,12 +357,12 @@ func TestPdbConformance(t *testing.T) {
 					hit = append(hit, s.Lineno)
 				}
 			}
-			for seed := range sequences + len(targetedCommands[name]) {
+			for seed := range sequences + len(targetedCommands[fx.name()]) {
 				rng := rand.New(rand.NewSource(int64(seed)))
 				var cmds []string
 				switch {
 				case seed >= sequences:
-					cmds = targetedCommands[name][seed-sequences]
+					cmds = targetedCommands[fx.name()][seed-sequences]
 				case seed == 0: // step through everything
 					cmds = repeat("s", len(tr.States)+2)
 				case seed == 1:

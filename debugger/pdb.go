@@ -58,32 +58,94 @@ type pdbSim struct {
 	pinned      map[int]bool // frames kept alive by an exception pdb stopped at (see pinException)
 	pos         int          // index of the current stop; len(States) at the end
 	bps         []*BreakSpec // the session's breakpoints (nil: Command.Breaks, plain lines)
+	breaks      map[int]bool // the lines of the command being run
 	firstLine   map[int]int  // frame -> its code's co_firstlineno (the line of its first call event)
+	scanned     int          // states read into gen and firstLine
+	chains      []*pinChain  // exceptions pdb stopped at, followed as far as the trace goes
+	interrupt   int          // a live run was interrupted after this state: stop there (-1: none)
 }
 
 func newPdbSim(tr *Tree) *pdbSim {
-	sim := &pdbSim{tr: tr, stopframe: frameNone, returnframe: frameNone,
-		traced: map[int]bool{}, gen: map[int]bool{}, pinned: map[int]bool{}}
-	for _, s := range tr.T.States {
+	return &pdbSim{tr: tr, stopframe: frameNone, returnframe: frameNone,
+		traced: map[int]bool{}, gen: map[int]bool{}, pinned: map[int]bool{}, firstLine: map[int]int{}, interrupt: -1}
+}
+
+// scan reads the states not yet seen into gen and firstLine (the trace of
+// a live run grows).
+func (sim *pdbSim) scan() {
+	states := sim.tr.T.States
+	for ; sim.scanned < len(states); sim.scanned++ {
+		s := &states[sim.scanned]
 		if s.Gen {
 			sim.gen[s.Frame] = true
 		}
+		if _, ok := sim.firstLine[s.Frame]; !ok && s.Event == tracer.EventCall {
+			sim.firstLine[s.Frame] = s.Lineno
+		}
 	}
-	return sim
+}
+
+// isGen reports whether frame runs a generator or coroutine.
+func (sim *pdbSim) isGen(frame int) bool {
+	sim.scan()
+	return sim.gen[frame]
 }
 
 // frameFirstLine is co_firstlineno of frame's code: the line of the frame's
 // first call event.
 func (sim *pdbSim) frameFirstLine(frame int) int {
-	if sim.firstLine == nil {
-		sim.firstLine = map[int]int{}
-		for _, s := range sim.tr.T.States {
-			if _, ok := sim.firstLine[s.Frame]; !ok && s.Event == tracer.EventCall {
-				sim.firstLine[s.Frame] = s.Lineno
-			}
+	sim.scan()
+	return sim.firstLine[frame]
+}
+
+// have reports whether state k exists, letting a live run go on until it
+// does (or ends). The run pauses at every state that could stop the
+// command (pause); an interrupt makes its last state a stop.
+func (sim *pdbSim) have(k int) bool {
+	for k >= len(sim.tr.T.States) {
+		if sim.tr.more == nil {
+			return false
+		}
+		interrupted, ok := sim.tr.more(sim.pause())
+		if interrupted {
+			sim.interrupt = len(sim.tr.T.States) - 1
+		}
+		if !ok {
+			return k < len(sim.tr.T.States)
 		}
 	}
-	return sim.firstLine[frame]
+	return true
+}
+
+// pause is the filter a live run pauses by while this simulation runs: every
+// event of stopframe and returnframe (the only frames stop_here and
+// dispatch_return stop in), line events at breakpoint lines or in functions
+// with a breakpoint, and exceptions when a generator is stepped over (bdb's
+// StopIteration/GeneratorExit stop in its caller). pdb's step stops
+// anywhere: every event.
+func (sim *pdbSim) pause() tracer.Pause {
+	p := tracer.Pause{Depth: -1}
+	if sim.tracingOff {
+		return p
+	}
+	if sim.stopframe == frameNone {
+		return tracer.PauseAll
+	}
+	for _, f := range []int{sim.stopframe, sim.returnframe} {
+		if f > frameOpaque {
+			p.Frames = append(p.Frames, f)
+		}
+	}
+	p.Exceptions = sim.isGen(sim.stopframe)
+	for l := range sim.breaks {
+		p.Lines = append(p.Lines, l)
+	}
+	for _, b := range sim.bps {
+		if b.Func != "" {
+			p.Funcs = append(p.Funcs, b.Func)
+		}
+	}
+	return p
 }
 
 // breakHere is bdb's break_here (with effective and checkfuncname) for a
@@ -160,7 +222,7 @@ func pdbStart(tr *Tree) *pdbSim {
 		from = 1
 	}
 	sim.pos = sim.run(from, nil, frameNone)
-	if sim.pos < len(states) && states[sim.pos].Event == tracer.EventException {
+	if states = tr.T.States; sim.pos < len(states) && states[sim.pos].Event == tracer.EventException {
 		sim.pinException(sim.pos)
 	}
 	return sim
@@ -212,8 +274,7 @@ func (sim *pdbSim) setStopinfo(stopframe, returnframe, stoplineno int) {
 // its index (len(States) when the program ends first). breaks are the line
 // breakpoints in effect; untilLine is `until N`'s line (0: the next line).
 func (sim *pdbSim) do(cmd pdbCmd, breaks map[int]bool, untilLine int) int {
-	n := len(sim.tr.T.States)
-	if sim.pos >= n {
+	if n := len(sim.tr.T.States); sim.pos >= n {
 		return n
 	}
 	i := sim.pos
@@ -252,7 +313,7 @@ func (sim *pdbSim) do(cmd pdbCmd, breaks map[int]bool, untilLine int) int {
 		sim.setStopinfo(frameNone, frameNone, 0)
 	}
 	sim.pos = sim.run(i+1, breaks, cur)
-	if sim.pos < n && sim.tr.T.States[sim.pos].Event == tracer.EventException {
+	if sim.pos < len(sim.tr.T.States) && sim.tr.T.States[sim.pos].Event == tracer.EventException {
 		sim.pinException(sim.pos)
 	}
 	return sim.pos
@@ -263,31 +324,55 @@ func (sim *pdbSim) do(cmd pdbCmd, breaks map[int]bool, untilLine int) int {
 // (__exception__), which makes a cycle exception -> traceback -> frame ->
 // locals -> exception: every frame the exception propagates into stays
 // alive until a cyclic garbage collection, so none of their teardowns runs
-// finalizers. (An internal StopIteration has no traceback: no cycle.)
+// finalizers. (An internal StopIteration has no traceback: no cycle.) The
+// frames it propagates into are found as the trace goes on (isPinned).
 func (sim *pdbSim) pinException(k int) {
-	states := sim.tr.T.States
-	s := &states[k]
+	s := &sim.tr.T.States[k]
 	if internalStopIteration(s) {
 		return
 	}
-	frame := s.Frame
-	sim.pinned[frame] = true
-	for j := k + 1; j < len(states); j++ {
-		if states[j].Frame != frame {
-			continue
+	sim.pinned[s.Frame] = true
+	sim.chains = append(sim.chains, &pinChain{arg: s.Arg, frame: s.Frame, j: k + 1})
+}
+
+// pinChain follows one pinned exception: the frame it is in, and the next
+// state to look at.
+type pinChain struct {
+	arg   string
+	frame int
+	j     int
+	done  bool
+}
+
+// isPinned reports whether frame is pinned as far as states up to k show:
+// a frame is pinned when the exception it was in returned from it and,
+// at once, was raised in the (shallower) frame below.
+func (sim *pdbSim) isPinned(frame, k int) bool {
+	states := sim.tr.T.States
+	for _, c := range sim.chains {
+		for ; !c.done && c.j <= k && c.j < len(states); c.j++ {
+			if states[c.j].Frame != c.frame {
+				continue
+			}
+			// The frame's next own event: a return means the exception left it.
+			if states[c.j].Event != tracer.EventReturn {
+				c.done = true
+				break
+			}
+			if c.j+1 >= len(states) || c.j+1 > k {
+				break // what follows is not known yet
+			}
+			next := &states[c.j+1]
+			if next.Event != tracer.EventException || next.Arg != c.arg || next.Depth >= states[c.j].Depth {
+				c.done = true
+				break
+			}
+			c.frame = next.Frame
+			sim.pinned[c.frame] = true
+			c.j++
 		}
-		// The frame's next own event: a return means the exception left it.
-		if states[j].Event != tracer.EventReturn || j+1 >= len(states) {
-			return
-		}
-		next := &states[j+1]
-		if next.Event != tracer.EventException || next.Arg != s.Arg || next.Depth >= states[j].Depth {
-			return
-		}
-		frame = next.Frame
-		sim.pinned[frame] = true
-		j++
 	}
+	return sim.pinned[frame]
 }
 
 // stopHere is bdb's stop_here for state i.
@@ -308,24 +393,34 @@ func (sim *pdbSim) stopHere(s *tracer.State) bool {
 // close, __del__) run later inside pdb, where nothing is traced. Their
 // events right after that frame's return are therefore not dispatched.
 func (sim *pdbSim) run(from int, breaks map[int]bool, lastStop int) int {
-	states := sim.tr.T.States
-	if sim.tracingOff {
-		return len(states)
-	}
+	sim.breaks = breaks
 	stepping := func() bool { return sim.stopframe != frameNone }
+	states := sim.tr.T.States
 	// A stop at that frame's own return event starts its teardown at once.
 	// The frame that returned is not among the objects its locals keep
 	// alive: an explicit close of that same generator right after its
 	// yield (g.close() on the line that resumed it) is no finalizer, and
 	// pdb stops in it as usual.
-	teardown := from > 0 && states[from-1].Event == tracer.EventReturn &&
-		(lastStop != frameNone && states[from-1].Frame == lastStop || sim.pinned[states[from-1].Frame])
+	teardown := from > 0 && from <= len(states) && states[from-1].Event == tracer.EventReturn &&
+		(lastStop != frameNone && states[from-1].Frame == lastStop || sim.isPinned(states[from-1].Frame, from-1))
 	teardownFrame := frameNone
 	if teardown {
 		teardownFrame = states[from-1].Frame
 	}
-	for k := from; k < len(states); k++ {
+	for k := from; sim.have(k); k++ {
+		states = sim.tr.T.States
 		s := &states[k]
+		if k == sim.interrupt { // pdb's Ctrl-C: set_step, then the next event stops
+			sim.interrupt = -1
+			sim.tr.interruptStop = k
+			sim.tracingOff = false
+			sim.traced[s.Frame] = true
+			sim.setStopinfo(frameNone, frameNone, 0)
+			return k
+		}
+		if sim.tracingOff {
+			continue
+		}
 		if teardown {
 			if end := sim.finalizerEnd(k); end >= 0 && s.Frame != teardownFrame {
 				k = end
@@ -333,7 +428,7 @@ func (sim *pdbSim) run(from int, breaks map[int]bool, lastStop int) int {
 			}
 			teardown = false
 		}
-		if s.Event == tracer.EventReturn && (s.Frame == lastStop && lastStop != frameNone || sim.pinned[s.Frame]) {
+		if s.Event == tracer.EventReturn && (s.Frame == lastStop && lastStop != frameNone || sim.isPinned(s.Frame, k)) {
 			teardown, teardownFrame = true, s.Frame
 		}
 		switch s.Event {
@@ -370,14 +465,14 @@ func (sim *pdbSim) run(from int, breaks map[int]bool, lastStop int) int {
 				if !(s.Gen && internalStopIteration(s)) {
 					return k
 				}
-			} else if stepping() && s.Frame != sim.stopframe && sim.gen[sim.stopframe] {
+			} else if stepping() && s.Frame != sim.stopframe && sim.isGen(sim.stopframe) {
 				if t := excType(s.Arg); t == "StopIteration" || t == "GeneratorExit" {
 					return k
 				}
 			}
 		}
 	}
-	return len(states)
+	return len(sim.tr.T.States)
 }
 
 // finalizerEnd recognises a finalizer starting at state k: the close of an
@@ -385,22 +480,21 @@ func (sim *pdbSim) run(from int, breaks map[int]bool, lastStop int) int {
 // it) or a __del__ call. It returns the index of the finalizer's last
 // state (the frame's return), or -1.
 func (sim *pdbSim) finalizerEnd(k int) int {
-	states := sim.tr.T.States
-	s := &states[k]
+	s := sim.tr.T.States[k]
 	if s.Event != tracer.EventCall {
 		return -1
 	}
-	isClose := s.Gen && k+1 < len(states) && states[k+1].Frame == s.Frame &&
-		states[k+1].Event == tracer.EventException && excType(states[k+1].Arg) == "GeneratorExit"
+	isClose := s.Gen && sim.have(k+1) && sim.tr.T.States[k+1].Frame == s.Frame &&
+		sim.tr.T.States[k+1].Event == tracer.EventException && excType(sim.tr.T.States[k+1].Arg) == "GeneratorExit"
 	if !isClose && s.Function != "__del__" {
 		return -1
 	}
-	for j := k + 1; j < len(states); j++ {
-		if states[j].Frame == s.Frame && states[j].Event == tracer.EventReturn {
+	for j := k + 1; sim.have(j); j++ {
+		if sim.tr.T.States[j].Frame == s.Frame && sim.tr.T.States[j].Event == tracer.EventReturn {
 			return j
 		}
 	}
-	return len(states) - 1
+	return len(sim.tr.T.States) - 1
 }
 
 // excType is the class name at the front of an exception's repr.
@@ -439,20 +533,24 @@ type breakpointBackend interface {
 // the latest earlier line where one of them would stop (conditions
 // evaluated, temporary ones kept); other commands are Next's.
 func (b *TraceBackend) nextWith(ctx context.Context, history []Step, cmd Command, bps []*BreakSpec) (Stop, error) {
+	return b.answering(ctx)(b.nextWithBreaks(ctx, history, cmd, bps))
+}
+
+func (b *TraceBackend) nextWithBreaks(ctx context.Context, history []Step, cmd Command, bps []*BreakSpec) (Stop, error) {
 	if len(history) == 0 {
 		return Stop{}, fmt.Errorf("trace backend: empty history")
 	}
 	p, ok := b.PosOf(history[len(history)-1].Stop)
 	n := len(b.tr.T.States)
 	if !ok || cmd.Action == Breakpoint || p.Index < 0 || p.Index >= n && !cmd.Reverse() {
-		return b.Next(ctx, history, cmd)
+		return b.next(ctx, history, cmd)
 	}
 	if err := ctx.Err(); err != nil {
 		return Stop{}, err
 	}
 	if cmd.Reverse() {
 		if cmd.Action != Continue {
-			return b.Next(ctx, history, cmd)
+			return b.next(ctx, history, cmd)
 		}
 		q := b.reverseContinueWith(p, bps)
 		b.remember(len(history)+1, q, nil)

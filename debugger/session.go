@@ -29,6 +29,10 @@ type Stop struct {
 	// a model engine's start, which is read from the source; a server that
 	// returns no log-probabilities).
 	Confidence *Confidence `json:"confidence,omitempty"`
+	// Interrupted says why a live run stopped here on its own, not at a
+	// stop of the command: "interrupt" (Session.Interrupt, pdb's Ctrl-C)
+	// or "timeout" (it ran the engine's time limit without a stop).
+	Interrupted string `json:"interrupted,omitempty"`
 }
 
 // Confidence summarises the probabilities of the tokens a model wrote for
@@ -91,6 +95,9 @@ type Command struct {
 	Breaks   []int  `json:"breaks,omitempty"`
 	Until    bool   `json:"until,omitempty"`
 	Backward bool   `json:"backward,omitempty"`
+	// Jump is set (and Action empty) on a history step made by
+	// Session.Jump: the live program's frame was moved to this line.
+	Jump int `json:"jump,omitempty"`
 }
 
 // Reverse reports whether c moves backwards in time: an inverse action, or
@@ -280,13 +287,22 @@ func (s *Session) Back() (Stop, bool) {
 	return s.Current(), true
 }
 
-// Restart goes back to the first stop, as pdb's restart starts the program
-// again: the history after the first stop is dropped (the backend answers
-// the next command from the first stop, as after Back to the start), the
-// breakpoints are kept. It returns the first stop.
-func (s *Session) Restart() Stop {
+// Restart starts the program again, as pdb's restart does, and returns the
+// first stop; the breakpoints are kept. A live backend (Restarter) runs
+// the program anew; otherwise the history after the first stop is dropped
+// and the backend answers the next command from it, as after Back to the
+// start.
+func (s *Session) Restart(ctx context.Context) (Stop, error) {
+	if r, ok := s.b.(Restarter); ok {
+		st, err := r.Restart(ctx)
+		if err != nil {
+			return s.Current(), err
+		}
+		s.history = []Step{{Stop: st}}
+		return st, nil
+	}
 	s.history = []Step{s.history[0]}
-	return s.Current()
+	return s.Current(), nil
 }
 
 // Do runs one command and returns where it stops. The session fills in the

@@ -22,6 +22,8 @@ type TraceBackend struct {
 	cacheLen int
 	cachePos Pos
 	cacheSim *pdbSim
+	// live, when the trace is a live run's (live.go)
+	live *liveRun
 }
 
 // NewTraceBackend returns a backend over t.
@@ -41,10 +43,10 @@ func (b *TraceBackend) Stdout() string { return b.tr.T.Stdout }
 
 // Start returns pdb's first stop (see pdbStart).
 func (b *TraceBackend) Start(ctx context.Context) (Stop, error) {
+	done := b.answering(ctx)
 	sim := pdbStart(b.tr)
-	st := b.StopAt(Pos{Index: sim.pos})
 	b.remember(1, Pos{Index: sim.pos}, sim)
-	return st, nil
+	return done(b.StopAt(Pos{Index: sim.pos}), nil)
 }
 
 // StopAt is the Stop for position p of the backend's trace.
@@ -87,6 +89,10 @@ func (b *TraceBackend) remember(n int, p Pos, sim *pdbSim) {
 
 // Next answers cmd after history (see Backend).
 func (b *TraceBackend) Next(ctx context.Context, history []Step, cmd Command) (Stop, error) {
+	return b.answering(ctx)(b.next(ctx, history, cmd))
+}
+
+func (b *TraceBackend) next(ctx context.Context, history []Step, cmd Command) (Stop, error) {
 	if len(history) == 0 {
 		return Stop{}, fmt.Errorf("trace backend: empty history")
 	}
@@ -119,6 +125,7 @@ func (b *TraceBackend) Next(ctx context.Context, history []Step, cmd Command) (S
 		return b.StopAt(q), nil
 	}
 	if cmd.Action == Breakpoint {
+		b.runToEnd() // the SPEC action reads the trace ahead
 		q := b.tr.Apply(p, cmd)
 		b.remember(len(history)+1, q, nil)
 		return b.StopAt(q), nil

@@ -40,7 +40,7 @@ func ExitPos(t *tracer.Trace) Pos { return Pos{Index: len(t.States)} }
 // order. The inverse tree is derived from the same arrays: reversed sibling
 // order, and every state with children gets an inv_line_call duplicate that
 // owns those children. A Tree is read-only after NewTree and safe for
-// concurrent use.
+// concurrent use, unless it grows (a live run's trace: see Grow).
 type Tree struct {
 	T         *tracer.Trace
 	parent    []int // -1 for top-level states
@@ -49,6 +49,15 @@ type Tree struct {
 	lastChild []int // -1 if none
 	end       []int // last index of the state's subtree (itself if a leaf)
 	lastRoot  int   // last top-level state, -1 for an empty trace
+	open      []int // states whose subtree may still grow, outermost first
+
+	// more, for a live run's trace, lets the program run on until it
+	// pauses by the filter (or is interrupted, or ends) and grows the tree;
+	// ok is false when no state can come any more.
+	more func(tracer.Pause) (interrupted, ok bool)
+	// interruptStop is the last state a simulation stopped at because the
+	// live run was interrupted there (-1: none).
+	interruptStop int
 }
 
 // NewTree builds the index of t in O(len(States)). Odd shapes are accepted:
@@ -58,36 +67,45 @@ type Tree struct {
 // left open by a truncated trace simply ends where the trace ends.
 func NewTree(t *tracer.Trace) *Tree {
 	n := len(t.States)
-	tr := &Tree{T: t, parent: make([]int, n), prev: make([]int, n), next: make([]int, n),
-		lastChild: make([]int, n), end: make([]int, n), lastRoot: -1}
-	stack := []int{}
-	for i, s := range t.States {
-		tr.next[i], tr.lastChild[i], tr.end[i] = -1, -1, i
-		for len(stack) > 0 && t.States[stack[len(stack)-1]].Depth >= s.Depth {
-			tr.end[stack[len(stack)-1]] = i - 1
-			stack = stack[:len(stack)-1]
+	tr := &Tree{T: t, parent: make([]int, 0, n), prev: make([]int, 0, n), next: make([]int, 0, n),
+		lastChild: make([]int, 0, n), end: make([]int, 0, n), lastRoot: -1, interruptStop: -1}
+	tr.Grow()
+	return tr
+}
+
+// Grow indexes the states appended to T.States since the last call (a
+// live run's trace grows at every pause). The subtrees still open end, for
+// now, at the last state: their past is what the tree knows.
+func (tr *Tree) Grow() {
+	states := tr.T.States
+	n := len(states)
+	for i := len(tr.parent); i < n; i++ {
+		s := &states[i]
+		tr.next, tr.lastChild, tr.end = append(tr.next, -1), append(tr.lastChild, -1), append(tr.end, i)
+		for len(tr.open) > 0 && states[tr.open[len(tr.open)-1]].Depth >= s.Depth {
+			tr.end[tr.open[len(tr.open)-1]] = i - 1
+			tr.open = tr.open[:len(tr.open)-1]
 		}
 		p := -1
-		if len(stack) > 0 {
-			p = stack[len(stack)-1]
+		if len(tr.open) > 0 {
+			p = tr.open[len(tr.open)-1]
 		}
-		tr.parent[i] = p
+		tr.parent = append(tr.parent, p)
 		if p >= 0 {
-			tr.prev[i] = tr.lastChild[p]
+			tr.prev = append(tr.prev, tr.lastChild[p])
 			tr.lastChild[p] = i
 		} else {
-			tr.prev[i] = tr.lastRoot
+			tr.prev = append(tr.prev, tr.lastRoot)
 			tr.lastRoot = i
 		}
 		if tr.prev[i] >= 0 {
 			tr.next[tr.prev[i]] = i
 		}
-		stack = append(stack, i)
+		tr.open = append(tr.open, i)
 	}
-	for _, a := range stack {
+	for _, a := range tr.open {
 		tr.end[a] = n - 1
 	}
-	return tr
 }
 
 // Parent returns the index of state i's parent, -1 at the top level (and

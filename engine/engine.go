@@ -86,7 +86,17 @@ type Options struct {
 	// Workers is how many tracer workers the real engine keeps (default 2):
 	// sessions trace once at start, so a few serve many sessions.
 	Workers int
+	// Live makes the real engine's sessions live (docs/debugger.md, "Live
+	// sessions"): each has a tracer of its own whose program runs only as
+	// far as the commands need, so expressions evaluate in its frames.
+	// Limits.Timeout is then how long a command may run the program before
+	// it is interrupted (a stop), and MaxEvents defaults to LiveMaxEvents.
+	Live bool
 }
+
+// LiveMaxEvents is a live session's default event limit: its program runs
+// as long as the user lets it; the trace's size limit bounds its memory.
+const LiveMaxEvents = 50_000_000
 
 // New returns the engine called name.
 func New(name string, opts Options) (Engine, error) {
@@ -191,6 +201,7 @@ type RealEngine struct {
 	idle chan *tracer.Tracer
 	slot chan struct{} // a token per worker that may still be started
 	done chan struct{}
+	live bool // sessions are live runs, each on a tracer of its own
 }
 
 // NewReal returns a real engine with opts.Workers workers (default 2).
@@ -200,7 +211,10 @@ func NewReal(opts Options) *RealEngine {
 		n = 2
 	}
 	e := &RealEngine{opts: tracer.Options{Python: opts.Python, Limits: opts.Limits, NoSandbox: opts.NoSandbox},
-		idle: make(chan *tracer.Tracer, n), slot: make(chan struct{}, n), done: make(chan struct{})}
+		idle: make(chan *tracer.Tracer, n), slot: make(chan struct{}, n), done: make(chan struct{}), live: opts.Live}
+	if e.live && e.opts.Limits.MaxEvents == 0 {
+		e.opts.Limits.MaxEvents = LiveMaxEvents
+	}
 	for range n {
 		e.slot <- struct{}{}
 	}
@@ -262,8 +276,25 @@ func (e *RealEngine) traceOnce(ctx context.Context, p Program) (*tracer.Trace, e
 	return tr, nil
 }
 
-// Open traces p and returns a backend over its trace.
+// Open traces p and returns a backend over its trace; a live engine's
+// backend runs p on a tracer of its own, to its first stop only.
 func (e *RealEngine) Open(ctx context.Context, p Program) (debugger.Backend, error) {
+	if e.live {
+		select {
+		case <-e.done:
+			return nil, errClosed
+		default:
+		}
+		opts := e.opts
+		opts.ProgramDir = tracer.ContextDir(p)
+		t, err := tracer.New(opts)
+		if err != nil {
+			return nil, err
+		}
+		return debugger.NewLiveBackend(ctx, func(ctx context.Context, out func(string)) (*tracer.Run, error) {
+			return t.Start(ctx, p, opts.Limits, out)
+		}, t.Close)
+	}
 	tr, err := e.Trace(ctx, p)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,9 @@
 // Goroutine model: the SDK may run tool calls concurrently. The session
 // table has its own mutex; each session has one more, so calls on one
 // session run one at a time and calls on different sessions in parallel.
+// A real-engine session is live (engine.Options.Live): its program waits
+// at the stop, evaluate runs there, and the session holds a process until
+// it is closed (evicted, or Run returns).
 package mcp
 
 import (
@@ -25,17 +28,26 @@ import (
 
 	"ndb/debugger"
 	"ndb/engine"
+	"ndb/tracer"
 )
 
 // DefaultMaxSessions bounds the open sessions; the least recently used one
 // is closed to make room (agents rarely say goodbye).
 const DefaultMaxSessions = 256
 
+// DefaultMaxLive bounds the live sessions (each holds a Python process);
+// the least recently used live one is closed to make room.
+const DefaultMaxLive = 64
+
+// maxOutput bounds the program output one tool answer carries.
+const maxOutput = 64 << 10
+
 // Server holds the debugging sessions of one MCP connection (or several).
 type Server struct {
 	reg           *engine.Registry
 	defaultEngine string
 	maxSessions   int
+	maxLive       int
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -43,11 +55,50 @@ type Server struct {
 }
 
 type session struct {
-	mu      sync.Mutex
-	s       *debugger.Session
-	engine  string
-	program string
-	used    time.Time
+	mu       sync.Mutex
+	s        *debugger.Session
+	engine   string
+	program  string
+	used     time.Time // guarded by Server.mu
+	live     bool      // the backend streams output: a live run, holding a process
+	closed   bool
+	out      strings.Builder // output of the command running, up to maxOutput
+	outMu    sync.Mutex      // out: the tracer may write it from its reader
+	outExtra int             // bytes past maxOutput
+}
+
+// write collects the program's output during a command (bounded).
+func (ss *session) write(s string) {
+	ss.outMu.Lock()
+	defer ss.outMu.Unlock()
+	if room := maxOutput - ss.out.Len(); room < len(s) {
+		ss.outExtra += len(s) - max(room, 0)
+		s = s[:max(room, 0)]
+	}
+	ss.out.WriteString(s)
+}
+
+// takeOutput returns the output collected since the last call.
+func (ss *session) takeOutput() string {
+	ss.outMu.Lock()
+	defer ss.outMu.Unlock()
+	s := ss.out.String()
+	if ss.outExtra > 0 {
+		s += fmt.Sprintf("\n... (%d more bytes of output)\n", ss.outExtra)
+	}
+	ss.out.Reset()
+	ss.outExtra = 0
+	return s
+}
+
+// close ends the session's program (once), after a call on it ends.
+func (ss *session) close() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if !ss.closed {
+		ss.closed = true
+		ss.s.Close()
+	}
 }
 
 // NewServer returns a server whose sessions get engines from reg;
@@ -56,15 +107,32 @@ func NewServer(reg *engine.Registry, defaultEngine string) *Server {
 	if defaultEngine == "" {
 		defaultEngine = engine.Default
 	}
-	return &Server{reg: reg, defaultEngine: defaultEngine, maxSessions: DefaultMaxSessions, sessions: map[string]*session{}}
+	return &Server{reg: reg, defaultEngine: defaultEngine, maxSessions: DefaultMaxSessions, maxLive: DefaultMaxLive,
+		sessions: map[string]*session{}}
 }
 
 // SetMaxSessions changes the session bound (n >= 1).
 func (s *Server) SetMaxSessions(n int) { s.maxSessions = max(n, 1) }
 
-// Run serves the MCP protocol on t (e.g. &sdk.StdioTransport{}).
+// SetMaxLive changes the bound of live sessions (n >= 1).
+func (s *Server) SetMaxLive(n int) { s.maxLive = max(n, 1) }
+
+// Run serves the MCP protocol on t (e.g. &sdk.StdioTransport{}); when the
+// connection ends, it closes the sessions.
 func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
+	defer s.Close()
 	return s.MCPServer().Run(ctx, t)
+}
+
+// Close closes every session (their live programs end).
+func (s *Server) Close() {
+	s.mu.Lock()
+	all := s.sessions
+	s.sessions = map[string]*session{}
+	s.mu.Unlock()
+	for _, ss := range all {
+		ss.close()
+	}
 }
 
 // Tool names: exactly these.
@@ -76,6 +144,7 @@ const (
 	ToolContext       = "debug_context"
 	ToolPredictOutput = "predict_output"
 	ToolPredictInput  = "predict_input"
+	ToolEvaluate      = "evaluate"
 )
 
 // MCPServer builds the SDK server with ndb's tools.
@@ -83,10 +152,14 @@ func (s *Server) MCPServer() *sdk.Server {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "ndb", Title: "ndb neural debugger for Python", Version: "0.1"}, nil)
 	sdk.AddTool(srv, &sdk.Tool{Name: ToolStart, Description: "Start debugging a Python program. program: a file path, or Python source text. " +
 		"engine: real (runs it), model (predicts every state; default), openai, cwm. call: debug one call such as f(1, 'a'). " +
-		"Returns the session id and the first stop."}, guard(s.start))
+		"Returns the session id and the first stop. Moving tools also return what the program printed meanwhile."}, guard(s.start))
 	sdk.AddTool(srv, &sdk.Tool{Name: ToolStep, Description: "Step a session. mode: into, over, out (forwards, as pdb's s, n, r) or back_into, back_over, back_call (backwards; back_call goes to the current function's call, showing its arguments). Returns the new stop."}, guard(s.step))
 	sdk.AddTool(srv, &sdk.Tool{Name: ToolBreakpoint, Description: "Set a breakpoint at a line of the program (clear: remove it). Returns the breakpoints."}, guard(s.breakpoint))
 	sdk.AddTool(srv, &sdk.Tool{Name: ToolContinue, Description: "Continue to the next breakpoint, or to the end of the program. Returns the new stop."}, guard(s.cont))
+	sdk.AddTool(srv, &sdk.Tool{Name: ToolEvaluate, Description: "Evaluate Python in a session's program where it is stopped (real engine: the live program; as pdb's p, pp and !). " +
+		"code: an expression or a statement. mode: auto (default: as pdb runs a typed line: an expression shows its repr, a statement runs and may change variables), expr, pretty, exec. " +
+		"level: 0 the current frame (default), 1 its caller, ... At an uncaught exception's end: the traceback's frames, 0 where it was raised. " +
+		"Where no live program waits (a model engine, a stop stepped back to) only a local name can be looked up."}, guard(s.evaluate))
 	sdk.AddTool(srv, &sdk.Tool{Name: ToolContext, Description: "Where a session is: location, source line, call stack (outermost first) and local variables, in one answer."}, guard(s.context))
 	sdk.AddTool(srv, &sdk.Tool{Name: ToolPredictOutput, Description: "Predict the return value of a call (e.g. f('abc', 2)) on Python code without running it (engine model by default; real runs it)."}, guard(s.predictOutput))
 	sdk.AddTool(srv, &sdk.Tool{Name: ToolPredictInput, Description: "Predict arguments a function of the code was called with, given the value it returned (a Python repr). Engine model or openai."}, guard(s.predictInput))
@@ -132,6 +205,12 @@ type Stop struct {
 	// the mean and least probability of the tokens written for it.
 	Predicted  bool                 `json:"predicted,omitempty"`
 	Confidence *debugger.Confidence `json:"confidence,omitempty"`
+	// Output is what the program printed during the command (bounded).
+	Output string `json:"output,omitempty"`
+	// Interrupted says why a run was interrupted before a stop of its
+	// own: "timeout" (it ran the time limit without one) or "interrupt"
+	// (the tool call was cancelled).
+	Interrupted string `json:"interrupted,omitempty"`
 }
 
 func (s *Server) start(ctx context.Context, in StartIn) (Stop, string, error) {
@@ -164,28 +243,67 @@ func (s *Server) start(ctx context.Context, in StartIn) (Stop, string, error) {
 	}
 	ds, err := debugger.NewSession(ctx, b)
 	if err != nil {
+		if c, ok := b.(interface{ Close() error }); ok {
+			c.Close()
+		}
 		return Stop{}, "", err
 	}
+	ss := &session{s: ds, engine: eng.Name(), program: path, used: time.Now()}
+	ss.live = ds.SetOutput(ss.write) // what it printed before its first stop comes at once
 	s.mu.Lock()
 	s.next++
 	id := "s" + strconv.Itoa(s.next)
 	for len(s.sessions) >= s.maxSessions {
-		s.evictLocked()
+		s.evictLocked(false)
 	}
-	s.sessions[id] = &session{s: ds, engine: eng.Name(), program: path, used: time.Now()}
+	for ss.live && s.liveLocked() >= s.maxLive {
+		s.evictLocked(true)
+	}
+	s.sessions[id] = ss
 	s.mu.Unlock()
-	st := compact(id, ds.Current())
+	st := s.answer(ss, id, ds.Current())
 	return st, fmt.Sprintf("%s (%s engine) %s", id, eng.Name(), stopText(st)), nil
 }
 
-func (s *Server) evictLocked() {
+func (s *Server) liveLocked() int {
+	n := 0
+	for _, ss := range s.sessions {
+		if ss.live {
+			n++
+		}
+	}
+	return n
+}
+
+// evictLocked closes the least recently used session (live: of the live
+// ones); a call running on it finishes first.
+func (s *Server) evictLocked(live bool) {
 	oldest := ""
 	for id, ss := range s.sessions {
-		if oldest == "" || ss.used.Before(s.sessions[oldest].used) {
+		if (!live || ss.live) && (oldest == "" || ss.used.Before(s.sessions[oldest].used)) {
 			oldest = id
 		}
 	}
-	delete(s.sessions, oldest)
+	if ss, ok := s.sessions[oldest]; ok {
+		delete(s.sessions, oldest)
+		go ss.close()
+	}
+}
+
+// answer is the compact stop of a command's result, with the program's
+// output meanwhile and why it was interrupted.
+func (s *Server) answer(ss *session, id string, st debugger.Stop) Stop {
+	out := compact(id, st)
+	out.Output = ss.takeOutput()
+	if !ss.live && st.IsExit() {
+		// A whole-run trace has the output only as a whole: at the end.
+		if o, ok := ss.s.Output(); ok {
+			ss.write(o)
+			out.Output = ss.takeOutput()
+		}
+	}
+	out.Interrupted = st.Interrupted
+	return out
 }
 
 // get returns a locked session; the caller unlocks it.
@@ -200,7 +318,21 @@ func (s *Server) get(id string) (*session, error) {
 		return nil, fmt.Errorf("no session %q (start one with debug_start)", id)
 	}
 	ss.mu.Lock()
+	if ss.closed {
+		ss.mu.Unlock()
+		return nil, fmt.Errorf("session %q was closed (the least recently used of too many)", id)
+	}
 	return ss, nil
+}
+
+// runCtx is the context a command on ss runs under: a live run is not
+// killed when the tool call is cancelled but interrupted (it stops at the
+// program's next event); stop releases the watch.
+func (ss *session) runCtx(ctx context.Context) (run context.Context, stop func() bool) {
+	if !ss.live {
+		return ctx, func() bool { return true }
+	}
+	return context.WithoutCancel(ctx), context.AfterFunc(ctx, ss.s.Interrupt)
 }
 
 // StepIn are debug_step's arguments.
@@ -228,11 +360,13 @@ func (s *Server) do(ctx context.Context, id string, cmd debugger.Command) (Stop,
 		return Stop{}, "", err
 	}
 	defer ss.mu.Unlock()
-	st, err := ss.s.Do(ctx, cmd)
+	run, stop := ss.runCtx(ctx)
+	st, err := ss.s.Do(run, cmd)
+	stop()
 	if err != nil {
 		return Stop{}, "", err
 	}
-	out := compact(id, st)
+	out := s.answer(ss, id, st)
 	return out, id + " " + stopText(out), nil
 }
 
@@ -289,6 +423,10 @@ type Context struct {
 	Locals   map[string]string `json:"locals,omitempty"`
 	Value    string            `json:"value,omitempty"`
 	Engine   string            `json:"engine"`
+	// Traceback is Python's, at the end of a program that an uncaught
+	// exception ended (Stack and Locals are then the traceback's frames and
+	// the innermost one's variables, where evaluate runs).
+	Traceback string `json:"traceback,omitempty"`
 
 	Predicted  bool                 `json:"predicted,omitempty"`
 	Confidence *debugger.Confidence `json:"confidence,omitempty"`
@@ -303,7 +441,15 @@ func (s *Server) context(ctx context.Context, in SessionIn) (Context, string, er
 	cur := ss.s.Current()
 	c := Context{Session: in.Session, Event: cur.Event, Src: cur.Src, Value: cur.Arg, Engine: ss.engine, Stack: []string{},
 		Predicted: cur.Predicted, Confidence: cur.Confidence}
-	if cur.IsExit() {
+	if pm, ok := ss.s.PostMortem(); ok && len(pm.Frames) > 0 {
+		c.Location = "exit " + cur.Exit
+		c.Traceback = pm.Traceback
+		for _, f := range pm.Frames {
+			c.Stack = append(c.Stack, fmt.Sprintf("%s:%d", f.Function, f.Lineno))
+		}
+		c.Locals = localsMap(pm.Frames[len(pm.Frames)-1])
+		cur.Locals = pm.Frames[len(pm.Frames)-1].Locals
+	} else if cur.IsExit() {
 		c.Location = "exit " + cur.Exit
 	} else {
 		c.Location = fmt.Sprintf("%s:%d", cur.Function, cur.Lineno)
@@ -326,10 +472,95 @@ func (s *Server) context(ctx context.Context, in SessionIn) (Context, string, er
 	if c.Value != "" {
 		fmt.Fprintf(&b, "\nvalue: %s", c.Value)
 	}
+	if c.Traceback != "" {
+		fmt.Fprintf(&b, "\n%s", strings.TrimSuffix(c.Traceback, "\n"))
+	}
 	if m := debugger.PredictedMark(cur); m != "" {
 		fmt.Fprintf(&b, "\n%s", m)
 	}
 	return c, b.String(), nil
+}
+
+// EvaluateIn are evaluate's arguments.
+type EvaluateIn struct {
+	Session string `json:"session"`
+	Code    string `json:"code" jsonschema:"a Python expression or statement"`
+	Mode    string `json:"mode,omitempty" jsonschema:"auto (default; as pdb runs a typed line), expr (pdb's p), pretty (pp) or exec (!)"`
+	Level   int    `json:"level,omitempty" jsonschema:"frames below the current one: 0 the current frame (default), 1 its caller"`
+}
+
+// Evaluation is evaluate's answer.
+type Evaluation struct {
+	Session string `json:"session"`
+	// Result is the value's repr (pretty: pprint's text; a statement: what
+	// it printed).
+	Result string `json:"result"`
+	// Locals are the frame's variables after a statement.
+	Locals map[string]string `json:"locals,omitempty"`
+	// Recorded: no live program waits here (a model engine, a stop stepped
+	// back to, the end), so a local name was looked up in the recorded
+	// state instead.
+	Recorded bool `json:"recorded,omitempty"`
+}
+
+var evalModes = map[string]string{"": tracer.EvalExec, "auto": tracer.EvalExec, "expr": tracer.EvalExpr,
+	"pretty": tracer.EvalPretty, "exec": tracer.EvalExec}
+
+// maxCode bounds evaluate's code.
+const maxCode = 64 << 10
+
+func (s *Server) evaluate(ctx context.Context, in EvaluateIn) (Evaluation, string, error) {
+	mode, ok := evalModes[strings.TrimSpace(in.Mode)]
+	switch {
+	case !ok:
+		return Evaluation{}, "", fmt.Errorf("mode %q: want auto, expr, pretty or exec", in.Mode)
+	case strings.TrimSpace(in.Code) == "":
+		return Evaluation{}, "", errors.New("code is required: an expression or a statement")
+	case len(in.Code) > maxCode:
+		return Evaluation{}, "", fmt.Errorf("code of %d bytes: at most %d", len(in.Code), maxCode)
+	case in.Level < 0:
+		return Evaluation{}, "", fmt.Errorf("level %d: want 0 (the current frame) or more (its callers)", in.Level)
+	}
+	ss, err := s.get(in.Session)
+	if err != nil {
+		return Evaluation{}, "", err
+	}
+	defer ss.mu.Unlock()
+	ev := Evaluation{Session: in.Session}
+	run, stop := ss.runCtx(ctx)
+	res, err := ss.s.Eval(run, in.Level, strings.TrimSpace(in.Code), mode)
+	stop()
+	switch {
+	case errors.Is(err, debugger.ErrNotLive):
+		return s.recorded(ss, in)
+	case err != nil:
+		return Evaluation{}, "", err
+	case !res.OK:
+		return Evaluation{}, "", errors.New(res.Text) // pdb's line: NameError: name 'x' is not defined
+	}
+	ev.Result = res.Text
+	if mode == tracer.EvalExec {
+		ev.Result = strings.TrimSuffix(ev.Result, "\n")
+		if len(res.Locals) > 0 {
+			ev.Locals = localsMap(debugger.Stop{State: tracer.State{Locals: res.Locals}})
+		}
+	}
+	return ev, ev.Result, nil
+}
+
+// recorded looks a local name up in the recorded state of the frame.
+func (s *Server) recorded(ss *session, in EvaluateIn) (Evaluation, string, error) {
+	name := strings.TrimSpace(in.Code)
+	frames := ss.s.Frames()
+	if in.Level < len(frames) {
+		if v, ok := frames[len(frames)-1-in.Level].Locals.Get(name); ok {
+			return Evaluation{Session: in.Session, Result: v, Recorded: true}, v + "  [recorded: no live program here]", nil
+		}
+	}
+	if engine.IsPredicted(ss.s) {
+		return Evaluation{}, "", fmt.Errorf("%q is not a local name of this frame (a model engine never runs code: only local names can be looked up)", name)
+	}
+	return Evaluation{}, "", fmt.Errorf("%q is not a local name of this frame, and %v", name, debugger.ErrNotLive)
 }
 
 // PredictOutputIn are predict_output's arguments.
@@ -433,6 +664,26 @@ func localsText(st debugger.Stop) string {
 // stopText is one line: where, what, and the locals (and for a model
 // engine's stop, its predicted mark).
 func stopText(st Stop) string {
+	return stopLine(st) + outputText(st)
+}
+
+// outputText is how an answer shows the program's output and an interrupt.
+func outputText(st Stop) string {
+	var b strings.Builder
+	switch st.Interrupted {
+	case "timeout":
+		b.WriteString("\ninterrupted: the program ran the time limit without reaching a stop (continue resumes it)")
+	case "":
+	default:
+		b.WriteString("\ninterrupted (continue resumes it)")
+	}
+	if st.Output != "" {
+		b.WriteString("\noutput:\n" + strings.TrimSuffix(st.Output, "\n"))
+	}
+	return b.String()
+}
+
+func stopLine(st Stop) string {
 	mark := ""
 	if m := debugger.PredictedMark(debugger.Stop{Predicted: st.Predicted, Confidence: st.Confidence}); m != "" {
 		mark = "  " + m

@@ -35,7 +35,7 @@ func testRegistry() *engine.Registry {
 			}
 			return nil, fmt.Errorf("scripted model: no answer")
 		})
-		reg = engine.NewRegistry(engine.Options{Predictor: pred, Workers: 2})
+		reg = engine.NewRegistry(engine.Options{Predictor: pred, Workers: 2, Live: true})
 	})
 	return reg
 }
@@ -107,7 +107,7 @@ func TestExactlyTheseTools(t *testing.T) {
 		names = append(names, tool.Name)
 	}
 	slices.Sort(names)
-	want := []string{"debug_breakpoint", "debug_context", "debug_continue", "debug_start", "debug_step", "predict_input", "predict_output"}
+	want := []string{"debug_breakpoint", "debug_context", "debug_continue", "debug_start", "debug_step", "evaluate", "predict_input", "predict_output"}
 	if !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
 	}
@@ -276,6 +276,28 @@ func TestSessionsAreBounded(t *testing.T) {
 	}
 	if _, isErr := call(t, cs, ToolContext, map[string]any{"session": first.Session}, nil); !isErr {
 		t.Error("the least recently used session should be gone")
+	}
+	// Live sessions hold a process each: bounded on their own, and closed
+	// when evicted or when the server closes.
+	srv.SetMaxLive(2)
+	var st Stop
+	mustCall(t, cs, ToolStart, map[string]any{"program": "x = 1\ny = 2\n", "engine": "real"}, &st)
+	srv.mu.Lock()
+	var open []*session
+	for _, ss := range srv.sessions {
+		open = append(open, ss)
+	}
+	srv.mu.Unlock()
+	if len(open) != 2 {
+		t.Errorf("%d live sessions open, want 2", len(open))
+	}
+	srv.Close()
+	for _, ss := range open {
+		ss.mu.Lock()
+		if !ss.closed {
+			t.Error("a session is still open after Close")
+		}
+		ss.mu.Unlock()
 	}
 }
 

@@ -70,17 +70,21 @@ func init() {
 			run: listCmd},
 		{Name: "longlist", Aliases: []string{"ll"}, Help: "List the whole source of the selected frame's function (the whole file at module level), the current line marked.",
 			run: longlistCmd},
-		{Name: "p", Args: "NAME", Help: "Print the value (repr) of a local variable of the selected frame; __return__ and __exception__ at a return or exception stop.",
-			run: printCmd},
-		{Name: "pp", Args: "NAME", Help: "Like p (values are already repr strings).",
-			run: printCmd},
+		{Name: "p", Args: "EXPR", Help: "Print the value (repr) of EXPR in the selected frame. Where the live program waits (the real engine) EXPR is any expression; elsewhere (a stop reached backwards, a model engine) a local's name, read from the recorded locals; __return__ and __exception__ at a return or exception stop.",
+			run: evalCmd(tracer.EvalExpr)},
+		{Name: "pp", Args: "EXPR", Help: "Like p, pretty-printed (pprint) where the live program waits.",
+			run: evalCmd(tracer.EvalPretty)},
+		{Name: "!", Args: "STMT", Help: "Run the Python statement STMT in the selected frame. Only where the live program waits: a bare expression prints its repr, assignments change the program's state; a line that is no command runs as a statement too, as in pdb.",
+			run: func(t *Terminal, ctx context.Context, arg string) (Result, error) { return t.execStmt(ctx, arg) }},
+		{Name: "jump", Aliases: []string{"j"}, Args: "LINE", Help: "Set the next line to run in the bottom frame (pdb's jump). Only where the live program waits, at a line event; pdb's rules apply (no jump into a block, out of a finally).",
+			run: jumpCmd},
 		{Name: "args", Aliases: []string{"a"}, Help: "Print the arguments of the selected frame's function, as they were at its call.",
 			run: argsCmd},
 		{Name: "retval", Aliases: []string{"rv"}, Help: "Print the return value at a --Return-- stop (of the stop's own frame).",
 			run: retvalCmd},
-		{Name: "display", Args: "[NAME]", Help: "Show the local NAME of the selected frame now and after each stop in that frame where its value (repr) changed; without NAME, list the displayed names.",
+		{Name: "display", Args: "[EXPR]", Help: "Show EXPR in the selected frame now and after each stop in that frame where its value (repr) changed. Where the live program does not wait, EXPR must be a local's name; without EXPR, list the displayed expressions.",
 			run: displayCmd},
-		{Name: "undisplay", Args: "[NAME]", Help: "Stop displaying NAME in the selected frame; without NAME, all of that frame's.",
+		{Name: "undisplay", Args: "[EXPR]", Help: "Stop displaying EXPR in the selected frame; without EXPR, all of that frame's.",
 			run: undisplayCmd},
 		{Name: "where", Aliases: []string{"w", "bt"}, Help: "Print the call stack, outermost first; the selected frame is marked with >.",
 			run: whereCmd},
@@ -88,7 +92,7 @@ func init() {
 			run: upCmd},
 		{Name: "down", Aliases: []string{"d"}, Args: "[COUNT]", Help: "Select the frame COUNT (default 1) levels down the stack (toward the stop's own frame).",
 			run: downCmd},
-		{Name: "restart", Aliases: []string{"run"}, Help: "Start the program again from its first stop, as pdb's restart does: breakpoints and displays are kept, the history before it is dropped. The real engine replays the run it recorded (the program is not run again: the same arguments, input and output); no arguments.",
+		{Name: "restart", Aliases: []string{"run"}, Help: "Start the program again from its first stop, as pdb's restart does: breakpoints and displays are kept, the history before it is dropped. The real engine runs the program anew (a recorded trace is replayed); no arguments.",
 			run: restartCmd},
 		{Name: "help", Aliases: []string{"h"}, Args: "[COMMAND]", Help: "List the commands, or show one command's help.",
 			run: helpCmd},
@@ -253,25 +257,6 @@ func listCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
 		text += "\n[EOF]"
 	}
 	return Result{Message: text, Data: map[string]any{"first": first, "last": last, "lines": debugger.SourceLines(t.s.Source())[first-1 : last]}}, nil
-}
-
-func printCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
-	if arg == "" {
-		return Result{}, fmt.Errorf("a variable name is expected")
-	}
-	cur, _, _, ok := t.frame()
-	if !ok {
-		return Result{}, errNotRunning
-	}
-	switch {
-	case t.sel != 0:
-	case arg == "__return__" && cur.Event == tracer.EventReturn, arg == "__exception__" && cur.Event == tracer.EventException:
-		return Result{Message: cur.Arg, Data: map[string]any{"name": arg, "value": cur.Arg}}, nil
-	}
-	if v, ok := cur.Locals.Get(arg); ok {
-		return Result{Message: v, Data: map[string]any{"name": arg, "value": v}}, nil
-	}
-	return Result{}, fmt.Errorf("NameError: name %q is not a local here", arg)
 }
 
 func argsCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {

@@ -22,7 +22,7 @@ var errNotRunning = fmt.Errorf("the program is not running")
 // frame is the frame up/down selected (the stop's own by default) and its
 // index in frames (outermost first); false when the program is not running.
 func (t *Terminal) frame() (debugger.Stop, []debugger.Stop, int, bool) {
-	frames := t.s.Frames()
+	frames := t.frames()
 	if len(frames) == 0 {
 		return debugger.Stop{}, nil, 0, false
 	}
@@ -184,13 +184,24 @@ func retvalCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
 	return Result{Message: f.Arg, Data: map[string]any{"name": "__return__", "value": f.Arg}}, nil
 }
 
-// displayValue is what pdb's display shows for name in a frame with these
-// locals: its repr, or the error evaluating it raised.
-func displayValue(locals tracer.Locals, name string) string {
-	if v, ok := locals.Get(name); ok {
-		return v
+// displayValue is what pdb's display shows for expr in the frame level
+// frames below the stop, whose locals are locals: its repr, or the error
+// evaluating it raised. It is evaluated where the live program waits;
+// elsewhere only a name is known (from locals): false for an expression.
+func (t *Terminal) displayValue(ctx context.Context, level int, locals tracer.Locals, expr string) (string, bool) {
+	if res, err := t.s.Eval(ctx, level, expr, tracer.EvalExpr); err == nil {
+		if !res.OK {
+			return "** raised " + res.Text + " **", true
+		}
+		return res.Text, true
 	}
-	return fmt.Sprintf("** raised NameError: name '%s' is not defined **", name)
+	if !debugger.IsName(expr) {
+		return "", false
+	}
+	if v, ok := locals.Get(expr); ok {
+		return v, true
+	}
+	return fmt.Sprintf("** raised NameError: name '%s' is not defined **", expr), true
 }
 
 func displayCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
@@ -208,10 +219,10 @@ func displayCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
 		}
 		return Result{Message: b.String(), Data: map[string]any{"displaying": shown}}, nil
 	}
-	if !debugger.IsName(arg) {
-		return Result{}, fmt.Errorf("ndb displays a local's name; %q is an expression, which needs the real frame", arg)
+	v, ok := t.displayValue(ctx, t.sel, f.Locals, arg)
+	if !ok {
+		return Result{}, t.notLive("display", arg)
 	}
-	v := displayValue(f.Locals, arg)
 	if t.displays == nil {
 		t.displays = map[int][]displayVar{}
 	}
@@ -242,18 +253,19 @@ func undisplayCmd(t *Terminal, ctx context.Context, arg string) (Result, error) 
 	return Result{Data: map[string]any{"undisplayed": arg}}, nil
 }
 
-// refreshDisplays is pdb's preloop at a new stop: the displayed names of
-// the stop's frame whose value changed, as "display NAME: NEW  [old: OLD]".
-// Values are compared by repr (pdb compares the objects: a list mutated in
-// place is the same object and pdb does not show it).
-func (t *Terminal) refreshDisplays(st debugger.Stop) []string {
-	if st.IsExit() || len(st.Locals) == 0 && (st.Event == tracer.EventReturn || st.Event == tracer.EventException) {
+// refreshDisplays is pdb's preloop at a new stop: the displayed expressions
+// of the stop's frame whose value changed, as "display EXPR: NEW  [old:
+// OLD]". Values are compared by repr (pdb compares the objects: a list
+// mutated in place is the same object and pdb does not show it). Away from
+// the live program an expression that is not a name is not shown.
+func (t *Terminal) refreshDisplays(ctx context.Context, st debugger.Stop) []string {
+	if st.IsExit() || !t.s.Live() && len(st.Locals) == 0 && (st.Event == tracer.EventReturn || st.Event == tracer.EventException) {
 		return nil // a trace without locals at this stop: nothing known changed
 	}
 	var out []string
 	for k, d := range t.displays[st.Frame] {
-		v := displayValue(st.Locals, d.name)
-		if v != d.value {
+		v, ok := t.displayValue(ctx, 0, st.Locals, d.name)
+		if ok && v != d.value {
 			out = append(out, fmt.Sprintf("display %s: %s  [old: %s]", d.name, v, d.value))
 			t.displays[st.Frame][k].value = v
 		}
@@ -402,13 +414,26 @@ func (t *Terminal) restartNote() string {
 	return fmt.Sprintf("Restarting %s: back to its first stop; the history before it is dropped (breakpoints and displays are kept)", t.name)
 }
 
-// restartCmd is pdb's restart (run): the session goes back to its first
-// stop and forgets the history after it; breakpoints and displays stay.
+// restartCmd is pdb's restart (run): the program starts again (a live
+// session runs it anew) and the history after the first stop is dropped;
+// breakpoints and displays stay.
 func restartCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
 	if arg != "" {
 		return Result{}, fmt.Errorf("restart takes no arguments: the run's arguments are those ndb debug was given")
 	}
-	st := t.s.Restart()
+	res, err := t.restart(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	res.Notes = []string{t.restartNote()}
+	return res, nil
+}
+
+func (t *Terminal) restart(ctx context.Context) (Result, error) {
+	st, err := t.s.Restart(ctx)
+	if err != nil {
+		return Result{}, err
+	}
 	t.shown, t.listNext, t.sel = nil, 0, 0
-	return Result{Moved: true, Stop: st, Notes: []string{t.restartNote()}, Displays: t.refreshDisplays(st)}, nil
+	return Result{Moved: true, Stop: st, Displays: t.refreshDisplays(ctx, st)}, nil
 }

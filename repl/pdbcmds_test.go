@@ -46,32 +46,56 @@ func newScriptSession(t *testing.T, file string) *debugger.Session {
 	return s
 }
 
-var pdbCmdCases = []struct {
+type pdbCase struct {
 	name     string
 	commands []string
-}{
-	{"up_down", []string{"b square", "c", "w", "u", "p acc", "a", "w", "u", "p values", "d", "d", "d", "p n", "u 2", "d 5", "d", "u", "u", "ll", "l"}},
-	{"longlist", []string{"ll", "b 20", "c", "ll", "l", "u", "ll", "s", "s", "ll"}},
-	{"list_frames", []string{"b 2", "c", "l", "l", "u", "l", "d", "l 1, 3"}},
-	{"tbreak_cond", []string{"tbreak 9, x == 2", "b 2, n >= 3", "b", "c", "p x", "p i", "c", "p n", "c", "p n", "b"}},
-	{"tbreak_plain", []string{"tbreak 2", "c", "c"}},
-	{"tbreak_step", []string{"b 25", "c", "s", "n", "n", "tbreak 9", "n", "n", "n", "c", "p x", "c"}},
-	{"cond_error", []string{"b 9, nope == 1", "tbreak 2, nope", "c", "c", "c", "p n", "c", "p n"}},
-	{"cond_forms", []string{"b 9, not acc", "b 3, result != 1", "c", "p acc", "c", "p result", "c", "p result", "c"}},
-	{"break_func", []string{"b square", "b shout", "b", "c", "p n", "c", "p n", "c", "p n", "c"}},
-	{"break_func_first_line", []string{"b 25", "c", "s", "s", "b total", "c", "p x", "c"}},
-	{"break_file", []string{"b pdbcmds.py:9", "b other.py:3", "b nosuch", "b 9.5", "c", "p x"}},
-	{"break_func_defined", []string{"n", "n", "n", "n", "n", "b shout", "b total", "b square", "c", "c", "c"}},
+	// live cases run on a live session (the program waits at the stop:
+	// expressions, statements, jump, post-mortem) and compare pdb's error
+	// lines in full; file is the fixture (default pdbFixture).
+	live bool
+	file string
+}
+
+var pdbCmdCases = []pdbCase{
+	{name: "up_down", commands: []string{"b square", "c", "w", "u", "p acc", "a", "w", "u", "p values", "d", "d", "d", "p n", "u 2", "d 5", "d", "u", "u", "ll", "l"}},
+	{name: "longlist", commands: []string{"ll", "b 20", "c", "ll", "l", "u", "ll", "s", "s", "ll"}},
+	{name: "list_frames", commands: []string{"b 2", "c", "l", "l", "u", "l", "d", "l 1, 3"}},
+	{name: "tbreak_cond", commands: []string{"tbreak 9, x == 2", "b 2, n >= 3", "b", "c", "p x", "p i", "c", "p n", "c", "p n", "b"}},
+	{name: "tbreak_plain", commands: []string{"tbreak 2", "c", "c"}},
+	{name: "tbreak_step", commands: []string{"b 25", "c", "s", "n", "n", "tbreak 9", "n", "n", "n", "c", "p x", "c"}},
+	{name: "cond_error", commands: []string{"b 9, nope == 1", "tbreak 2, nope", "c", "c", "c", "p n", "c", "p n"}},
+	{name: "cond_forms", commands: []string{"b 9, not acc", "b 3, result != 1", "c", "p acc", "c", "p result", "c", "p result", "c"}},
+	{name: "break_func", commands: []string{"b square", "b shout", "b", "c", "p n", "c", "p n", "c", "p n", "c"}},
+	{name: "break_func_first_line", commands: []string{"b 25", "c", "s", "s", "b total", "c", "p x", "c"}},
+	{name: "break_file", commands: []string{"b pdbcmds.py:9", "b other.py:3", "b nosuch", "b 9.5", "c", "p x"}},
+	{name: "break_func_defined", commands: []string{"n", "n", "n", "n", "n", "b shout", "b total", "b square", "c", "c", "c"}},
 	// issue 20: p NAME, a and display at --Return-- stops read the frame's locals there
-	{"return_locals", []string{"b 3", "c", "display result", "n", "p result", "p n", "a", "c", "n", "p result", "p n", "u", "p acc", "d", "p result", "undisplay", "r", "p acc", "p i"}},
-	{"retval", []string{"b 3", "c", "retval", "n", "retval", "rv", "u", "retval", "d", "rv", "r", "rv"}},
-	{"display", []string{"display acc", "display i", "n", "n", "n", "b 25", "c", "s", "display acc", "display", "n", "n", "n", "display x", "n", "undisplay acc", "n", "n", "n", "undisplay nope", "display", "undisplay", "display", "r", "n"}},
-	{"restart", []string{"b 9", "tbreak 2", "c", "c", "p x", "restart", "c", "p x", "n", "run", "b", "c", "l", "s"}},
-	{"display_frames", []string{"b 2", "c", "display result", "u", "display acc", "display", "d", "display", "n", "c", "c", "u", "undisplay", "d", "n"}},
+	{name: "return_locals", commands: []string{"b 3", "c", "display result", "n", "p result", "p n", "a", "c", "n", "p result", "p n", "u", "p acc", "d", "p result", "undisplay", "r", "p acc", "p i"}},
+	{name: "retval", commands: []string{"b 3", "c", "retval", "n", "retval", "rv", "u", "retval", "d", "rv", "r", "rv"}},
+	{name: "display", commands: []string{"display acc", "display i", "n", "n", "n", "b 25", "c", "s", "display acc", "display", "n", "n", "n", "display x", "n", "undisplay acc", "n", "n", "n", "undisplay nope", "display", "undisplay", "display", "r", "n"}},
+	{name: "restart", commands: []string{"b 9", "tbreak 2", "c", "c", "p x", "restart", "c", "p x", "n", "run", "b", "c", "l", "s"}},
+	{name: "display_frames", commands: []string{"b 2", "c", "display result", "u", "display acc", "display", "d", "display", "n", "c", "c", "u", "undisplay", "d", "n"}},
+
+	// Live sessions only: pdb's expression commands in the program's frames.
+	{name: "p_expr", live: true, commands: []string{"b 9", "c", "p x * 2 + acc", "p [i, x]", "pp values", "pp ['a' * 50, 'b' * 50]",
+		"p nope", "p 1/0", "p", "u", "p xs[1:]", "p values", "p acc", "d", "p acc", "p __name__"}},
+	{name: "exec", live: true, commands: []string{"b 9", "c", "!acc = 100", "p acc", "acc", "acc + 1", "!print('hi', x)", "x = 7", "p x",
+		"n", "p acc", "!nope", "!", "!1/0", "u", "!values", "d", "c", "p acc", "p out", "p x"}},
+	{name: "display_expr", live: true, commands: []string{"b 9", "c", "display acc * 10", "display x + 1", "display nope", "display",
+		"c", "c", "undisplay x + 1", "display", "u", "display values[0]", "display", "d", "c"}},
+	{name: "jump", live: true, commands: []string{"b 24", "c", "j 26", "p values", "n", "p msg", "j 99", "j x", "p out"}},
+	{name: "jump_frames", live: true, commands: []string{"b 2", "c", "u", "j 9", "d", "j 3", "p result", "p n"}},
+	// pdb's post-mortem at a KeyError raised two calls deep: the traceback,
+	// the frames of the traceback for w/u/d/p/pp/!/a/ll, then c restarts.
+	{name: "post_mortem", live: true, file: "pm.py", commands: []string{"c", "w", "p k", "pp d", "p v + '!'", "u", "p key", "!key", "key",
+		"nope", "a", "d", "d", "ll", "display k", "u", "u", "p data", "p outer.__name__", "c", "p data", "n", "b 3", "c", "c", "s", "p data"}},
 }
 
 var (
-	pdbHeader   = regexp.MustCompile(`^([> ]) \S*?` + regexp.QuoteMeta(pdbFixture) + `\((\d+)\)(\S+)$`)
+	pdbHeaders  = map[string]*regexp.Regexp{}
+	tbFile      = regexp.MustCompile(`^  File "(?:[^"]*/)?([^"/]*)", line (\d+), in (\S+)$`)
+	pmRestart   = regexp.MustCompile(`^Post mortem debugger finished\. The \S*?([^/ ]+) will be restarted$`)
+	pyError     = regexp.MustCompile(`^\*\*\* (\w+(Error|Exception)(: |$)|Jump failed: |You can only jump|The 'jump' command)`)
 	pdbListing  = regexp.MustCompile(`^\s*(\d+)\s+(B?)(->|>>)?\s*\t(.*)$`)
 	ndbListing  = regexp.MustCompile(`^\s*(\d+) (B| ) (->|  ) ?(.*)$`)
 	pdbBreakSet = regexp.MustCompile(`^Breakpoint \d+ at \S*:(\d+)$`)
@@ -80,8 +104,16 @@ var (
 	ndbDeleted  = regexp.MustCompile(`^Deleted breakpoint at line (\d+)$`)
 )
 
-// reduce turns one command's output into the lines pdb and ndb share.
-func reduce(chunk string, pdb bool) []string {
+func pdbHeader(fixture string) *regexp.Regexp {
+	if pdbHeaders[fixture] == nil {
+		pdbHeaders[fixture] = regexp.MustCompile(`^([> ]) \S*?` + regexp.QuoteMeta(fixture) + `\((\d+)\)(\S+)$`)
+	}
+	return pdbHeaders[fixture]
+}
+
+// reduce turns one command's output into the lines pdb and ndb share. With
+// exact, errors that Python raised (and jump's) are compared in full.
+func reduce(chunk string, pdb bool, fixture string, exact bool) []string {
 	if pdb && strings.Contains(chunk, "The program finished and will be restarted") ||
 		!pdb && strings.Contains(chunk, "--Exit-- the program finished") {
 		return []string{"EXIT"} // pdb restarts; ndb stays at the exit (no command follows one here)
@@ -89,9 +121,19 @@ func reduce(chunk string, pdb bool) []string {
 	var out []string
 	context := false // ndb: the source lines a stop shows under its header
 	for _, l := range strings.Split(chunk, "\n") {
-		if m := pdbHeader.FindStringSubmatch(strings.TrimRight(l, " ")); m != nil {
-			out = append(out, fmt.Sprintf("%s %s(%s)%s", m[1], pdbFixture, m[2], m[3]))
+		if m := pdbHeader(fixture).FindStringSubmatch(strings.TrimRight(l, " ")); m != nil {
+			out = append(out, fmt.Sprintf("%s %s(%s)%s", m[1], fixture, m[2], m[3]))
 			context = !pdb
+			continue
+		}
+		if m := tbFile.FindStringSubmatch(l); m != nil { // a traceback: the program's frames only
+			if m[1] == fixture {
+				out = append(out, fmt.Sprintf("File %s, line %s, in %s", m[1], m[2], m[3]))
+			}
+			continue
+		}
+		if m := pmRestart.FindStringSubmatch(l); m != nil {
+			out = append(out, "POST MORTEM RESTART "+m[1])
 			continue
 		}
 		listing, set, del := ndbListing, ndbBreakSet, ndbDeleted
@@ -122,6 +164,9 @@ func reduce(chunk string, pdb bool) []string {
 		switch {
 		case pdb && l == "\t": // pdb's restart: the arguments, none here
 		case l == "", strings.HasPrefix(l, "-> "), strings.HasPrefix(l, "locals: "):
+		case !pdb && strings.HasPrefix(l, "    "): // a traceback's source lines (pdb's fall under "  " below)
+		case exact && pyError.MatchString(l):
+			out = append(out, l)
 		case strings.HasPrefix(l, "*** "):
 			out = append(out, "***")
 		case pdb && (strings.HasPrefix(l, "  ") || strings.HasPrefix(l, "Num Type") || strings.HasPrefix(l, "\tstop only if") ||
@@ -146,35 +191,55 @@ func TestPdbCommands(t *testing.T) {
 		t.Skip("no python3")
 	}
 	for _, tc := range pdbCmdCases {
-		t.Run(tc.name, func(t *testing.T) {
-			in := strings.Join(tc.commands, "\n") + "\nq\n"
-			cmd := exec.Command(python, "-m", "pdb", pdbFixture)
-			cmd.Dir = "testdata"
-			cmd.Stdin = strings.NewReader(in)
-			pdbOut, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("python3 -m pdb: %v\n%s", err, pdbOut)
+		for _, live := range []bool{false, true} {
+			if tc.live && !live || testing.Short() && live && !tc.live {
+				continue
 			}
-			s := newScriptSession(t, pdbFixture)
-			var ndbOut bytes.Buffer
-			if err := New(s, Options{Name: pdbFixture}).Run(context.Background(), strings.NewReader(in), &ndbOut, false); err != nil {
-				t.Fatal(err)
+			name := tc.name
+			if live && !tc.live {
+				name += "/live" // the recorded cases again on a live session: the same output
 			}
-			p, n := splitPrompts(string(pdbOut), "(Pdb) "), splitPrompts(ndbOut.String(), "(ndb) ")
-			if len(p) < len(tc.commands)+1 || len(n) < len(tc.commands)+1 {
-				t.Fatalf("%d pdb and %d ndb outputs for %d commands\npdb:\n%s\nndb:\n%s", len(p), len(n), len(tc.commands), pdbOut, ndbOut.String())
-			}
-			for i := 0; i <= len(tc.commands); i++ {
-				what := "the start"
-				if i > 0 {
-					what = fmt.Sprintf("command %d %q", i, tc.commands[i-1])
-				}
-				want, got := reduce(p[i], true), reduce(n[i], false)
-				if strings.Join(want, "\n") != strings.Join(got, "\n") {
-					t.Errorf("%s:\npdb:\n  %s\nndb:\n  %s\n(pdb's output:\n%s)", what, strings.Join(want, "\n  "), strings.Join(got, "\n  "), p[i])
-				}
-			}
-		})
+			t.Run(name, func(t *testing.T) { comparePdb(t, python, tc, live) })
+		}
+	}
+}
+
+func comparePdb(t *testing.T, python string, tc pdbCase, live bool) {
+	fixture := tc.file
+	if fixture == "" {
+		fixture = pdbFixture
+	}
+	in := strings.Join(tc.commands, "\n") + "\nq\n"
+	cmd := exec.Command(python, "-m", "pdb", fixture)
+	cmd.Dir = "testdata"
+	cmd.Stdin = strings.NewReader(in)
+	pdbOut, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("python3 -m pdb: %v\n%s", err, pdbOut)
+	}
+	var s *debugger.Session
+	if live {
+		s = newLiveScriptSession(t, fixture, tracer.Limits{})
+	} else {
+		s = newScriptSession(t, fixture)
+	}
+	var ndbOut bytes.Buffer
+	if err := New(s, Options{Name: fixture}).Run(context.Background(), strings.NewReader(in), &ndbOut, false); err != nil {
+		t.Fatal(err)
+	}
+	p, n := splitPrompts(string(pdbOut), "(Pdb) "), splitPrompts(ndbOut.String(), "(ndb) ")
+	if len(p) < len(tc.commands)+1 || len(n) < len(tc.commands)+1 {
+		t.Fatalf("%d pdb and %d ndb outputs for %d commands\npdb:\n%s\nndb:\n%s", len(p), len(n), len(tc.commands), pdbOut, ndbOut.String())
+	}
+	for i := 0; i <= len(tc.commands); i++ {
+		what := "the start"
+		if i > 0 {
+			what = fmt.Sprintf("command %d %q", i, tc.commands[i-1])
+		}
+		want, got := reduce(p[i], true, fixture, tc.live), reduce(n[i], false, fixture, tc.live)
+		if strings.Join(want, "\n") != strings.Join(got, "\n") {
+			t.Errorf("%s:\npdb:\n  %s\nndb:\n  %s\n(pdb's output:\n%s)\n(ndb's output:\n%s)", what, strings.Join(want, "\n  "), strings.Join(got, "\n  "), p[i], n[i])
+		}
 	}
 }
 

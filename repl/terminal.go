@@ -9,6 +9,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/chzyer/readline"
 
@@ -26,6 +28,9 @@ type Options struct {
 	// session's states are predicted (e.g. "model"); the real engine's
 	// output has no such line.
 	Engine string
+	// Timeout is the live run's time limit for one command (ndb debug
+	// --timeout), named in the note of a stop it interrupted.
+	Timeout time.Duration
 }
 
 // Extra is a set of commands beyond the table, run by a front end's own
@@ -52,7 +57,12 @@ type Terminal struct {
 	extra    *Extra
 	engine   string
 	sel      int                  // frames above the newest selected by up/down (0: the stop's own)
-	displays map[int][]displayVar // display NAME: per frame id, the names and their last values
+	displays map[int][]displayVar // display EXPR: per frame id, the expressions and their last values
+	// live: the session ran a live program at its start (Session.Live), so
+	// a line that is no command is a Python statement, as in pdb.
+	live      bool
+	timeout   time.Duration
+	streaming bool // the program's output is printed as it is written (Session.SetOutput)
 }
 
 // displayVar is one `display NAME` of a frame and the value last shown.
@@ -66,7 +76,8 @@ func New(s *debugger.Session, opts Options) *Terminal {
 	if opts.Context <= 0 {
 		opts.Context = 2
 	}
-	return &Terminal{s: s, name: opts.Name, color: opts.Color, context: opts.Context, extra: opts.Extra, engine: opts.Engine}
+	return &Terminal{s: s, name: opts.Name, color: opts.Color, context: opts.Context, extra: opts.Extra, engine: opts.Engine,
+		live: s.Live(), timeout: opts.Timeout}
 }
 
 // Session is the session the terminal drives.
@@ -82,8 +93,11 @@ func (t *Terminal) Exec(ctx context.Context, line string) (Result, error) {
 			return Result{}, nil
 		}
 	}
-	name, arg, _ := strings.Cut(line, " ")
-	arg = strings.TrimSpace(arg)
+	if stmt, ok := strings.CutPrefix(line, "!"); ok {
+		t.lastCmd = line
+		return t.execStmt(ctx, strings.TrimSpace(stmt))
+	}
+	name, arg := parseLine(line)
 	c, ok := Lookup(name)
 	if !ok {
 		if t.extra != nil {
@@ -96,17 +110,44 @@ func (t *Terminal) Exec(ctx context.Context, line string) (Result, error) {
 				}
 				t.shown, t.listNext, t.sel = &prev, 0, 0
 				cur := t.s.Current()
-				return Result{Moved: true, Stop: cur, Message: msg, Displays: t.refreshDisplays(cur)}, nil
+				return Result{Moved: true, Stop: cur, Message: msg, Displays: t.refreshDisplays(ctx, cur)}, nil
 			}
 		}
-		return Result{}, fmt.Errorf("unknown command %q (type help)", name)
+		if !t.live {
+			return Result{}, fmt.Errorf("unknown command %q (type help)", name)
+		}
+		t.lastCmd = line // pdb's default: the line is a statement
+		return t.execStmt(ctx, line)
 	}
 	t.lastCmd = line
 	return c.run(t, ctx, arg)
 }
 
+// parseLine splits a command line as pdb's parseline does: the command is
+// the leading identifier characters, the rest its argument.
+func parseLine(line string) (name, arg string) {
+	i := 0
+	for i < len(line) && (line[i] == '_' || line[i] >= 'a' && line[i] <= 'z' || line[i] >= 'A' && line[i] <= 'Z' || line[i] >= '0' && line[i] <= '9') {
+		i++
+	}
+	if i == 0 { // pdb: a line that does not start with a name is no command
+		return line, ""
+	}
+	return line[:i], strings.TrimSpace(line[i:])
+}
+
 func (t *Terminal) move(ctx context.Context, cmd debugger.Command) (Result, error) {
 	prev := t.s.Current()
+	if _, pm := t.s.PostMortem(); pm && !cmd.Reverse() {
+		// pdb: a command that runs the program ends post-mortem debugging
+		// and starts the program again, at its first stop.
+		res, err := t.restart(ctx)
+		if err != nil {
+			return Result{}, err
+		}
+		res.Notes = []string{fmt.Sprintf("Post mortem debugger finished. The %s will be restarted", t.name)}
+		return res, nil
+	}
 	before := t.s.BreakSpecs()
 	st, err := t.s.Do(ctx, cmd)
 	if err != nil {
@@ -115,6 +156,9 @@ func (t *Terminal) move(ctx context.Context, cmd debugger.Command) (Result, erro
 	t.shown = &prev
 	t.listNext, t.sel = 0, 0
 	res := Result{Moved: true, Stop: st}
+	if n := t.interruptNote(st); n != "" {
+		res.Notes = append(res.Notes, n)
+	}
 	after := t.s.BreakSpecs()
 	for _, b := range before { // pdb: "Deleted breakpoint N at FILE:LINE" when a tbreak stops
 		if b.Temp && !slices.ContainsFunc(after, func(a debugger.BreakSpec) bool {
@@ -123,7 +167,7 @@ func (t *Terminal) move(ctx context.Context, cmd debugger.Command) (Result, erro
 			res.Notes = append(res.Notes, fmt.Sprintf("Deleted breakpoint at line %d", b.Line))
 		}
 	}
-	res.Displays = t.refreshDisplays(st)
+	res.Displays = t.refreshDisplays(ctx, st)
 	return res, nil
 }
 
@@ -162,6 +206,9 @@ func (t *Terminal) RenderStop(st debugger.Stop) string {
 		mark = "  " + m
 	}
 	if st.IsExit() {
+		if pm, ok := t.s.PostMortem(); ok && st.Exit == tracer.ExitError {
+			return t.renderPostMortem(pm)
+		}
 		switch st.Exit {
 		case tracer.ExitNormal:
 			b.WriteString("--Exit-- the program finished")
@@ -178,7 +225,7 @@ func (t *Terminal) RenderStop(st debugger.Stop) string {
 			b.WriteString(": " + st.Arg)
 		}
 		b.WriteString(mark)
-		if out, ok := t.s.Output(); ok && out != "" && st.Exit != debugger.ExitInvEntry {
+		if out, ok := t.s.Output(); ok && out != "" && st.Exit != debugger.ExitInvEntry && !t.streaming {
 			// pdb shows output as it happens; a trace has it only as a whole.
 			b.WriteString("\n--- program output ---\n" + strings.TrimSuffix(out, "\n"))
 		}
@@ -200,6 +247,14 @@ func (t *Terminal) RenderStop(st debugger.Stop) string {
 	}
 	b.WriteString(mark)
 	b.WriteByte('\n')
+	b.WriteString(t.renderContext(st))
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// renderContext is the source around st's line, the line marked, and its
+// locals.
+func (t *Terminal) renderContext(st debugger.Stop) string {
+	var b strings.Builder
 	lines := debugger.SourceLines(t.s.Source())
 	first, last := max(1, st.Lineno-t.context), min(len(lines), st.Lineno+t.context)
 	if st.Lineno >= 1 && st.Lineno <= len(lines) {
@@ -209,7 +264,7 @@ func (t *Terminal) RenderStop(st debugger.Stop) string {
 		fmt.Fprintf(&b, "-> %s\n", strings.TrimSpace(st.Src))
 	}
 	b.WriteString(t.renderLocals(st))
-	return strings.TrimSuffix(b.String(), "\n")
+	return b.String()
 }
 
 func (t *Terminal) renderSource(first, last int) string {
@@ -291,6 +346,14 @@ func (t *Terminal) Run(ctx context.Context, in io.Reader, out io.Writer, interac
 	if b := t.Banner(); b != "" {
 		fmt.Fprintln(out, b)
 	}
+	var mu sync.Mutex // the program's output may come from the tracer's reader
+	t.streaming = t.s.SetOutput(func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		io.WriteString(out, s)
+	})
+	defer t.s.SetOutput(nil)
+	t.live = t.live || t.streaming // a live session whose first stop is replayed (ndb debug --call)
 	fmt.Fprintln(out, t.RenderStop(t.s.Current()))
 	next, closeFn, err := lineReader(in, out, interactive, completer{t})
 	if err != nil {
@@ -316,7 +379,9 @@ func (t *Terminal) loop(ctx context.Context, next func() (string, error), out io
 		if err != nil {
 			return err
 		}
+		stopCatching := t.catchInterrupt()
 		res, err := t.Exec(ctx, line)
+		stopCatching()
 		switch {
 		case err != nil:
 			fmt.Fprintln(out, "*** "+err.Error())
@@ -368,6 +433,12 @@ type BatchStop struct {
 	Src      string        `json:"src"`
 	Locals   tracer.Locals `json:"locals"`
 	Arg      *string       `json:"arg,omitempty"` // return and exception stops only
+	// Interrupted: a live run stopped here by Ctrl-C ("interrupt") or
+	// --timeout ("timeout"), not at a stop of the command.
+	Interrupted string `json:"interrupted,omitempty"`
+	// Output is what the program printed during the command (a live run
+	// streams it), in the answer line of that command.
+	Output string `json:"output,omitempty"`
 	// Predicted and Confidence: set on a model engine's stops (see
 	// debugger.Stop); absent on the real engine's.
 	Predicted  bool                 `json:"predicted,omitempty"`
@@ -380,6 +451,8 @@ type BatchExit struct {
 	Event string `json:"event"` // "exit"
 	Exit  string `json:"exit"`  // normal, error, never, inv_exit_entry
 	Arg   string `json:"arg,omitempty"`
+	// Output: as BatchStop's.
+	Output string `json:"output,omitempty"`
 
 	Predicted  bool                 `json:"predicted,omitempty"`
 	Confidence *debugger.Confidence `json:"confidence,omitempty"`
@@ -391,7 +464,7 @@ func BatchLine(st debugger.Stop) any {
 		return BatchExit{Event: debugger.EventExit, Exit: st.Exit, Arg: st.Arg, Predicted: st.Predicted, Confidence: st.Confidence}
 	}
 	b := BatchStop{Event: st.Event, Lineno: st.Lineno, Function: st.Function, Depth: st.Depth, Src: st.Src, Locals: st.Locals,
-		Predicted: st.Predicted, Confidence: st.Confidence}
+		Interrupted: st.Interrupted, Predicted: st.Predicted, Confidence: st.Confidence}
 	if b.Locals == nil {
 		b.Locals = tracer.Locals{}
 	}
@@ -406,11 +479,32 @@ func BatchLine(st debugger.Stop) any {
 // then reads commands from in, one per line, and writes exactly one JSON
 // line per command: a stop when it moved, else an object without "event"
 // ("error" for a bad command, "message" and data fields otherwise). Blank
-// lines are skipped; quit ends the run.
+// lines are skipped; quit ends the run. What a live program prints is in
+// the "output" field of the line of the command during which it printed it
+// (the first line: what it printed before its first stop).
 func Batch(ctx context.Context, t *Terminal, in io.Reader, out io.Writer) error {
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(BatchLine(t.s.Current())); err != nil {
+	var (
+		mu     sync.Mutex
+		output strings.Builder
+	)
+	t.streaming = t.s.SetOutput(func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		output.WriteString(s)
+	})
+	defer t.s.SetOutput(nil)
+	t.live = t.live || t.streaming
+	printed := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		s := output.String()
+		output.Reset()
+		return s
+	}
+	first := BatchLine(t.s.Current())
+	if err := enc.Encode(withOutput(first, printed())); err != nil {
 		return err
 	}
 	sc := bufio.NewScanner(in)
@@ -437,7 +531,7 @@ func Batch(ctx context.Context, t *Terminal, in io.Reader, out io.Writer) error 
 			}
 			v = m
 		}
-		if err := enc.Encode(v); err != nil {
+		if err := enc.Encode(withOutput(v, printed())); err != nil {
 			return err
 		}
 		if res.Quit {
@@ -445,4 +539,24 @@ func Batch(ctx context.Context, t *Terminal, in io.Reader, out io.Writer) error 
 		}
 	}
 	return sc.Err()
+}
+
+// withOutput adds the program's output printed during a command to its
+// batch line v.
+func withOutput(v any, output string) any {
+	if output == "" {
+		return v
+	}
+	switch x := v.(type) {
+	case BatchStop:
+		x.Output = output
+		return x
+	case BatchExit:
+		x.Output = output
+		return x
+	case map[string]any:
+		x["output"] = output
+		return x
+	}
+	return v
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Drives `ndb dap` over stdio with the npm package @vscode/debugadapter-testsupport
 # (dap/e2e/dap.test.js) on the real and model engines: breakpoint, stack,
-# variables, steps, stepBack, continue to the end, a malformed request, disconnect.
+# variables, steps, evaluate (real), stepBack, continue to the end, a malformed
+# request, disconnect; and pause of an endless loop on the real engine (live).
 # Installs the npm packages from dap/e2e/package-lock.json (npm ci) and builds
 # bin/ndb (NDB_BIN names another binary instead). Skips, exit 0, only when node
 # or npm is missing (scripts/install-deps.sh installs them).

@@ -133,3 +133,56 @@ func BenchmarkShortCallsTwoWorkers(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "programs/s")
 }
+
+// BenchmarkLive compares, on testdata/bench_loop.py, a live run let go to
+// its end without a pause (a continue without breakpoints) with a whole
+// run of the same program (ratio: live events/s over whole-run events/s),
+// and measures how many stops per second stepping makes (one pause and one
+// resume per event: the cost of pdb's s on a live run).
+func BenchmarkLive(b *testing.B) {
+	tr := sharedTracer(b)
+	src, err := ReadSource(filepath.Join("testdata", "bench_loop.py"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	var liveWall, wholeWall, stepWall float64
+	var events, steps int
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		whole, err := tr.Trace(ctx, Program{Source: src})
+		if err != nil || whole.Exit.Kind != ExitNormal {
+			b.Fatalf("trace: %v %+v", err, whole.Exit)
+		}
+		wholeWall += time.Since(start).Seconds()
+
+		start = time.Now()
+		r, err := tr.Start(ctx, Program{Source: src}, Limits{}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := r.Resume(ctx, Pause{Depth: -1}); err != nil || !r.Ended() || len(r.Trace().States) != len(whole.States) {
+			b.Fatalf("live run: %v ended %v, %d states", err, r.Ended(), len(r.Trace().States))
+		}
+		liveWall += time.Since(start).Seconds()
+		events += len(whole.States)
+		r.Close()
+
+		r, err = tr.Start(ctx, Program{Source: src}, Limits{}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		start = time.Now()
+		for range 2000 {
+			if err := r.Resume(ctx, PauseAll); err != nil {
+				b.Fatal(err)
+			}
+		}
+		stepWall += time.Since(start).Seconds()
+		steps += 2000
+		r.Close()
+	}
+	b.ReportMetric(float64(events)/liveWall, "live-events/s")
+	b.ReportMetric(wholeWall/liveWall, "live/whole")
+	b.ReportMetric(float64(steps)/stepWall, "steps/s")
+}

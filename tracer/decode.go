@@ -21,6 +21,12 @@ type decoder struct {
 	stdout  string
 	bad     error
 
+	// live runs (live.go)
+	output    func(string) // streamed program output ("w" records)
+	traceback string       // "t": the uncaught exception's traceback
+	pause     *string      // "p": the child paused, with this reason
+	reply     *EvalResult  // "r": the answer to an eval or jump
+
 	// MaxTraceBytes: size counts every kept state as its JSON line roughly
 	// costs (src, locals, arg and 64 bytes of fields), so that both ndb's
 	// memory and `ndb trace --json` output stay bounded. Past limit, states
@@ -125,6 +131,46 @@ func (d *decoder) record(r *marshalReader) error {
 				out += OutputCutMarker
 			}
 			d.stdout = out
+		case tag == "w" && nf == 2:
+			text, err := r.str()
+			if err != nil {
+				return err
+			}
+			if d.output != nil {
+				d.output(text)
+			}
+		case tag == "t" && nf == 2:
+			if d.traceback, err = r.str(); err != nil {
+				return err
+			}
+		case tag == "p" && nf == 2:
+			reason, err := r.str()
+			if err != nil {
+				return err
+			}
+			d.pause = &reason
+		case tag == "r" && nf == 4:
+			var res EvalResult
+			if res.OK, err = r.bool(); err != nil {
+				return err
+			}
+			if res.Text, err = r.str(); err != nil {
+				return err
+			}
+			if !r.none() {
+				kv, err := r.strs()
+				if err != nil {
+					return err
+				}
+				if len(kv)%2 != 0 {
+					return fmt.Errorf("bad eval locals")
+				}
+				res.Locals = Locals{}
+				for k := 0; k < len(kv); k += 2 {
+					res.Locals = append(res.Locals, Var{Name: kv[k], Value: kv[k+1]})
+				}
+			}
+			d.reply = &res
 		case tag == "x" && nf == 5:
 			var e Exit
 			if e.Kind, err = r.str(); err != nil {
@@ -319,14 +365,17 @@ func (d *decoder) states() {
 	}
 	if len(d.blocks) == 0 {
 		d.tr.States = append(d.tr.States, d.block...)
-		return
+	} else {
+		out := make([]State, 0, len(d.tr.States)+n)
+		out = append(out, d.tr.States...)
+		for _, b := range d.blocks {
+			out = append(out, b...)
+		}
+		d.tr.States = append(out, d.block...)
 	}
-	out := make([]State, 0, len(d.tr.States)+n)
-	out = append(out, d.tr.States...)
-	for _, b := range d.blocks {
-		out = append(out, b...)
-	}
-	d.tr.States = append(out, d.block...)
+	// A live run joins at every pause: the block's unused room serves the
+	// next states (what was joined is copied out).
+	d.blocks, d.block = nil, d.block[len(d.block):]
 }
 
 // finish sets the Exit from the child's exit record or, when the child died
@@ -335,6 +384,7 @@ func (d *decoder) finish(end workerEnd) {
 	d.states()
 	tr := d.tr
 	tr.Stdout = d.stdout
+	tr.Traceback = d.traceback
 	switch {
 	case d.over:
 		tr.Exit = Exit{Kind: ExitNever, Reason: "trace size",

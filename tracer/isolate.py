@@ -195,10 +195,11 @@ def _remount_ro(libc, path):
     return _mount(libc, None, path, None, flags, None)
 
 
-def _isolate_program(libc, scratch, wfd, scratch_bytes=128 << 20):
+def _isolate_program(libc, scratch, wfd, scratch_bytes=128 << 20, cfd=None):
     """In the program's process, PID 1 of its namespaces: own /proc, a
     fresh tmpfs of scratch_bytes as scratch directory, no descriptors but
-    wfd and 0-2. Returns (proc, tmpfs)."""
+    wfd (records out), cfd (a live run's requests in) and 0-2. Returns
+    (proc, tmpfs)."""
     proc = tmpfs = False
     # No MS_PRIVATE pass over the copied mounts: a mount namespace made
     # together with a new user namespace is less privileged, and the kernel
@@ -216,8 +217,11 @@ def _isolate_program(libc, scratch, wfd, scratch_bytes=128 << 20):
         _remount_ro(libc, m)
     opts = ("size=%d,mode=0700" % scratch_bytes).encode()
     tmpfs = _mount(libc, b"tmpfs", scratch, b"tmpfs", MS_NOSUID | MS_NODEV, opts)
-    os.closerange(3, wfd)
-    os.closerange(wfd + 1, 1 << 16)
+    low = 3
+    for fd in sorted({wfd} | ({cfd} if cfd is not None else set())):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 1 << 16)
     return proc, tmpfs
 
 

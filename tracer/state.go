@@ -185,4 +185,7 @@ type Trace struct {
 	States []State `json:"states"`
 	Exit   Exit    `json:"exit"`
 	Stdout string  `json:"stdout,omitempty"` // what the program printed, bounded
+	// Traceback is Python's traceback of an uncaught exception (exit
+	// error), from the first program frame on, as `python FILE` prints it.
+	Traceback string `json:"traceback,omitempty"`
 }

@@ -420,6 +420,7 @@ type request struct {
 	Stdin    []byte   `json:"stdin,omitempty"`    // standard input (base64 in JSON)
 	Writable bool     `json:"writable,omitempty"` // Dir becomes a writable copy
 	Hide     []string `json:"hide,omitempty"`     // bound folders this program must not see
+	Live     bool     `json:"live,omitempty"`     // pause and take requests (live.go)
 }
 
 // MaxStdin bounds Context.Stdin.
@@ -578,49 +579,10 @@ func (t *Tracer) TraceLimits(ctx context.Context, p Program, lim Limits) (*Trace
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.closed {
-		return nil, errors.New("tracer: Trace after Close")
-	}
-	if t.dead {
-		if err := t.start(); err != nil {
-			return nil, err
-		}
-	}
-	req := request{Source: source, Call: strings.TrimSpace(p.Call), Limits: map[string]any{
-		"timeout": lim.Timeout.Seconds(),
-		"events":  lim.MaxEvents,
-		"memory":  lim.MemoryBytes,
-		"repr":    lim.ReprLimit,
-		"output":  lim.MaxOutput,
-		// the raw record stream is more compact than the decoded trace
-		"trace_bytes": lim.MaxTraceBytes,
-	}, Nonce: newNonce()}
-	dir, err := contextRequest(p, &req)
+	req, line, err := t.request(p, source, lim, false)
 	if err != nil {
 		return nil, err
 	}
-	if t.sandboxed() {
-		// The worker sees only the folders it was started with: bind the
-		// program's (one at a time), hide it from programs of others.
-		if dir != "" && !withinDirs(dir, t.opts.ReadOnlyDirs) && dir != t.progDir {
-			if !t.dead {
-				t.kill()
-			}
-			t.progDir = dir
-			if err := t.start(); err != nil {
-				t.progDir = "" // the next run starts a worker without it
-				return nil, fmt.Errorf("tracer: binding the program's folder %s: %w", dir, err)
-			}
-		}
-		if t.progDir != "" && dir != t.progDir {
-			req.Hide = []string{t.progDir}
-		}
-	}
-	line, err := json.Marshal(req)
-	if err != nil {
-		return nil, fmt.Errorf("tracer: encode request: %w", err)
-	}
-	line = append(line, '\n')
 
 	// The worker enforces the wall clock itself; this watchdog only catches a
 	// stuck worker, and ctx lets the caller abandon the run.
@@ -695,6 +657,57 @@ func (t *Tracer) TraceLimits(ctx context.Context, p Program, lim Limits) (*Trace
 			return fail(fmt.Errorf("tracer: unexpected frame %q", kind))
 		}
 	}
+}
+
+// request starts the worker if needed, binds p's folder, and returns the
+// request line for a run of p (live: a run that pauses; see live.go).
+// The caller holds t.mu.
+func (t *Tracer) request(p Program, source string, lim Limits, live bool) (request, []byte, error) {
+	if t.closed {
+		return request{}, nil, errors.New("tracer: Trace after Close")
+	}
+	if t.dead {
+		if err := t.start(); err != nil {
+			return request{}, nil, err
+		}
+	}
+	req := request{Source: source, Call: strings.TrimSpace(p.Call), Live: live, Limits: map[string]any{
+		"timeout": lim.Timeout.Seconds(),
+		"events":  lim.MaxEvents,
+		"memory":  lim.MemoryBytes,
+		"repr":    lim.ReprLimit,
+		"output":  lim.MaxOutput,
+		// the raw record stream is more compact than the decoded trace
+		"trace_bytes": lim.MaxTraceBytes,
+	}, Nonce: newNonce()}
+	dir, err := contextRequest(p, &req)
+	if err != nil {
+		return request{}, nil, err
+	}
+	if t.sandboxed() {
+		// The worker sees only the folders it was started with: bind the
+		// program's (one at a time), hide it from programs of others.
+		if dir != "" && !withinDirs(dir, t.opts.ReadOnlyDirs) && dir != t.progDir {
+			if !t.dead {
+				t.kill()
+			}
+			t.progDir = dir
+			if err := t.start(); err != nil {
+				t.progDir = "" // the next run starts a worker without it
+				return request{}, nil, fmt.Errorf("tracer: binding the program's folder %s: %w", dir, err)
+			}
+		}
+		if t.progDir != "" && dir != t.progDir {
+			req.Hide = []string{t.progDir}
+		}
+	}
+	line, err := json.Marshal(req)
+	if err != nil {
+		return request{}, nil, fmt.Errorf("tracer: encode request: %w", err)
+	}
+	line = append(line, '\n')
+
+	return req, line, nil
 }
 
 type workerEnd struct {

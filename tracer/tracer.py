@@ -20,6 +20,15 @@
 #   exception (3, lineno, frame, depth, repr, changes[, keys])
 #   (the decoder also accepts return/exception without changes: no locals)
 #   ("o", stdout, truncated), ("x", kind, error, reason, code)
+# Live runs (request "live"; docs/tracer.md, "Live runs") add:
+#   ("w", text): program output, as it is written;
+#   ("t", text): the traceback of an uncaught exception (program frames);
+#   ("p", reason): the child is paused after the event just sent (reason ""
+#     at a pause the filter asked for, "interrupt", "jump", "postmortem");
+#   ("r", ok, text, changes): the answer to an eval while paused.
+# Go -> child while paused (through the worker): 4-byte little-endian length
+# + JSON: {"op": "go", "depth", "frames", "lines", "funcs", "exceptions"},
+# {"op": "eval", "src", "mode", "level"}, {"op": "jump", "line"}.
 # keys: the frame's full ordered key list, only when it changed; changes:
 # [index, repr, ...] of values that changed, or None.
 
@@ -49,6 +58,8 @@ CUT_MARKER = "..."
 TRACE_LOST = "trace incomplete: tracing stopped early (recursion limit reached inside the tracer, or sys.settrace replaced)"
 REPR_SECONDS = 0.2  # a single user-defined __repr__ may run this long
 FLUSH_RECORDS = 4096
+EVAL_SECONDS = 5  # an expression typed at a live stop may run this long
+EVAL_CHARS = 1 << 20  # and print this much
 YIELD_VALUE = dis.opmap.get("YIELD_VALUE", -1)
 GEN_FLAGS = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine, async generator
 
@@ -281,6 +292,7 @@ class _Capture(io.TextIOBase):
         self._size = 0
         self._limit = limit
         self.truncated = False
+        self.sink = None  # a live run streams what it keeps
 
     def write(self, s):
         if not isinstance(s, str):
@@ -292,6 +304,8 @@ class _Capture(io.TextIOBase):
         if s:
             self._parts.append(s)
             self._size += len(s)
+            if self.sink is not None:
+                self.sink(s)
         return len(s)
 
     def writable(self):
@@ -398,8 +412,9 @@ def _make_audit_hook(roots, state):
     return hook
 
 
-def _run_child(req, wfd, scratch, libc, ns=False):
+def _run_child(req, wfd, scratch, libc, ns=False, cfd=None):
     lim = req["limits"]
+    live_on = cfd is not None
     if ns:
         # PID 1 of a new PID namespace: a session of its own (so kill(0)
         # reaches only this namespace); everything in it dies with it.
@@ -418,7 +433,7 @@ def _run_child(req, wfd, scratch, libc, ns=False):
     os.close(devnull)
     iso = {"ns": ns, "proc": False, "tmpfs": False, "seccomp": False}
     if ns:
-        iso["proc"], iso["tmpfs"] = _isolate_program(libc, scratch, wfd, SCRATCH_BYTES)
+        iso["proc"], iso["tmpfs"] = _isolate_program(libc, scratch, wfd, SCRATCH_BYTES, cfd)
         for d in req.get("hide") or ():
             # another program's folder, bound in this worker: not for this one
             _mount(libc, b"tmpfs", d, b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, b"size=4k,mode=0555")
@@ -468,6 +483,8 @@ def _run_child(req, wfd, scratch, libc, ns=False):
     setlim(resource.RLIMIT_CORE, 0)
     setlim(resource.RLIMIT_FSIZE, 64 << 20)
     cpu = int(float(lim.get("timeout") or 10)) + 2
+    if live_on:
+        cpu = int(lim.get("cpu") or 86400)  # the user pauses a live run; ndb interrupts it
     setlim(resource.RLIMIT_CPU, cpu)
     if ns:
         # Processes and threads of this program. Counted per user namespace
@@ -540,6 +557,142 @@ def _run_child(req, wfd, scratch, libc, ns=False):
     # On a timeout the parent sends SIGUSR1 first: hand over what is pending.
     signal.signal(signal.SIGUSR1, lambda signum, frame: flush())
 
+    # ---- live runs: pauses, evaluation, jumps (docs/tracer.md, "Live runs")
+    # pz is the pause filter ndb sends with each "go": pause after an event
+    # of depth <= pz[0], of a frame in pz[1], a line event at a line in pz[2]
+    # or in a function named in pz[3], any exception event when pz[4], and
+    # at the next event once interrupted (pz[5], set by SIGUSR2). ndb's pdb
+    # simulation decides which of these pauses is a stop.
+    pz = [1 << 30, frozenset(), frozenset(), frozenset(), False, False]
+    if live_on:
+        def on_interrupt(signum, frame):
+            pz[5] = True
+        signal.signal(signal.SIGUSR2, on_interrupt)
+
+        def sink(text):
+            out.append(("w", text))
+            flush()
+        capture.sink = sink
+
+    def read_ctl():
+        def exact(n):
+            b = b""
+            while len(b) < n:
+                c = os.read(cfd, n - len(b))
+                if not c:  # ndb is gone: so is the run
+                    real_exit(0)
+                b += c
+            return b
+        n = struct.unpack("<I", exact(4))[0]
+        msg = json.loads(exact(n))
+        return msg if isinstance(msg, dict) else {}
+
+    def candidate(st, event, frame):
+        if pz[5] or st[1] <= pz[0] or st[0] in pz[1]:
+            return True
+        if event == "line":
+            return frame.f_lineno in pz[2] or st[12] in pz[3]
+        return pz[4] and event == "exception"
+
+    def caller_frame(frame, level):
+        """The level-th program frame below frame (0: frame itself)."""
+        f = frame
+        while level > 0 and f is not None:
+            f = f.f_back
+            while f is not None and f not in frames:
+                f = f.f_back
+            level -= 1
+        return f
+
+    def evaluate(f, msg, dicts):
+        """pdb's p, pp and !stmt in frame f: ("r", ok, text, locals) where
+        locals are [name, repr, ...] of f after a statement (else None)."""
+        if f is None:
+            return ("r", False, "no such frame", None)
+        mode = msg.get("mode")
+        src = str(msg.get("src") or "")
+        key = _hash(f)
+        d = dicts.get(key)
+        if d is None:  # read once per pause: reading f_locals again would undo a statement's writes
+            d = dicts[key] = f.f_locals
+        buf = io.StringIO()
+        saved = sys.stdout
+        sys.stdout = buf
+        ok, text = True, ""
+        _in_user_repr[0] = True
+        signal.setitimer(signal.ITIMER_REAL, EVAL_SECONDS)
+        try:
+            import pprint, traceback  # here, not in the worker: a bigger worker forks slower
+            if mode == "exec":
+                exec(compile(src + "\n", "<stdin>", "single"), f.f_globals, d)
+                text = buf.getvalue()
+            else:
+                v = eval(compile(src, "<stdin>", "eval"), f.f_globals, d)
+                text = pprint.pformat(v) if mode == "pp" else repr(v)
+        except _ReprTimeout:
+            ok, text = False, "evaluation stopped after %g s" % EVAL_SECONDS
+        except BaseException as e:
+            ok = False
+            try:
+                text = traceback.format_exception_only(type(e), e)[-1].strip()
+            except BaseException:
+                text = type(e).__name__
+        finally:
+            _in_user_repr[0] = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            sys.stdout = saved
+        if len(text) > EVAL_CHARS:
+            text = text[:EVAL_CHARS] + CUT_MARKER
+        fresh = None
+        if mode == "exec":
+            fresh = []
+            hide = f.f_code.co_flags & 0x2 == 0
+            for k, v in list(d.items()):
+                if hide and k[:2] == "__" and k[-2:] == "__":
+                    continue
+                fresh.append(str(k))
+                fresh.append(brepr(v, repr_limit))
+        return ("r", ok, text, fresh)
+
+    def pause(reason, frame_at, event="", st=None, frame=None):
+        """Wait for ndb: answer evals and jumps until a "go" (with the next
+        filter) resumes the program. frame_at(level) is the frame an eval
+        runs in."""
+        pz[5] = False
+        out.append(("p", reason))
+        flush()
+        dicts = {}
+        while True:
+            msg = read_ctl()
+            op = msg.get("op")
+            if op == "go":
+                pz[0] = int(msg.get("depth", -1))
+                pz[1] = frozenset(msg.get("frames") or ())
+                pz[2] = frozenset(msg.get("lines") or ())
+                pz[3] = frozenset(msg.get("funcs") or ())
+                pz[4] = bool(msg.get("exceptions"))
+                pz[5] = False  # an interrupt that came while it waited is void
+                return
+            if op == "eval":
+                try:
+                    level = int(msg.get("level") or 0)
+                except (TypeError, ValueError):
+                    level = -1
+                out.append(evaluate(frame_at(level) if level >= 0 else None, msg, dicts))
+            elif op == "jump":
+                try:
+                    if event != "line":
+                        raise ValueError("can only jump from a 'line' trace event")
+                    frame.f_lineno = int(msg.get("line"))
+                except (ValueError, TypeError) as e:
+                    out.append(("r", False, "Jump failed: %s" % e, None))
+                else:
+                    out.append((1, frame.f_lineno, st[0], st[1], None))
+                    out.append(("r", True, "", None))
+            else:
+                out.append(("r", False, "unknown request", None))
+            flush()
+
     def finish(kind, error="", reason="", code=0):
         guard[0] = False
         sys.settrace(None)
@@ -576,7 +729,8 @@ def _run_child(req, wfd, scratch, libc, ns=False):
 
     # ---- the recorder (hot path)
     # Per frame a list: [num, depth, keys, objs, reprs, probes, last event,
-    # gen, hide dunders, raw keys, visible indexes, new key list to send]. A probe says how to tell,
+    # gen, hide dunders, raw keys, visible indexes, new key list to send,
+    # code name]. A probe says how to tell,
     # cheaply and exactly, that a value's repr has not changed:
     #   True: the object is immutable, identity is enough;
     #   (0, nitems, cut, length, item-pointer bytes, items, word of ob_item,
@@ -763,7 +917,9 @@ def _run_child(req, wfd, scratch, libc, ns=False):
                     append((3, frame.f_lineno, st[0], st[1], r, changes, st[11]))
                     st[11] = None
                 st[6] = 3
-            if _len(out) >= batch[0]:
+            if live_on and candidate(st, event, frame):
+                pause("interrupt" if pz[5] else "", lambda level: caller_frame(frame, level), event, st, frame)
+            elif _len(out) >= batch[0]:
                 flush()
             return local_trace
         except BaseException as e:
@@ -797,7 +953,7 @@ def _run_child(req, wfd, scratch, libc, ns=False):
             if st is None:
                 counter[1] += 1
                 st = [counter[1], depth, None, None, None, None, 0,
-                      bool(code.co_flags & GEN_FLAGS), not (code.co_flags & 0x2), None, None, None]
+                      bool(code.co_flags & GEN_FLAGS), not (code.co_flags & 0x2), None, None, None, code.co_name]
                 frames[frame] = st
             else:
                 st[1] = depth
@@ -805,7 +961,9 @@ def _run_child(req, wfd, scratch, libc, ns=False):
             append((0, frame.f_lineno, st[0], depth, changes, st[11], code.co_name, int(st[7]), untraced))
             st[11] = None
             st[6] = 0
-            if _len(out) >= batch[0]:
+            if live_on and candidate(st, "call", frame):
+                pause("interrupt" if pz[5] else "", lambda level: caller_frame(frame, level), "call", st, frame)
+            elif _len(out) >= batch[0]:
                 flush()
             return local_trace
         except BaseException as e:
@@ -863,7 +1021,26 @@ def _run_child(req, wfd, scratch, libc, ns=False):
     except MemoryError as e:
         finish("never", brepr(e, repr_limit), "memory")
     except BaseException as e:
+        # Python's traceback from the first program frame on, and those
+        # frames, innermost first: pdb's post-mortem keeps them for p and !
+        pm, first = [], None
+        text = ""
+        try:
+            import linecache, traceback  # only on this path (see evaluate)
+            tb = e.__traceback__
+            while tb is not None:
+                if tb.tb_frame.f_code.co_filename == fname:
+                    first = first or tb
+                    pm.insert(0, tb.tb_frame)
+                tb = tb.tb_next
+            linecache.cache[fname] = (len(source), None, source.splitlines(True), fname)
+            text = "".join(traceback.format_exception(type(e), e, first))
+        except BaseException:
+            pass
+        out.append(("t", text[:EVAL_CHARS]))
         finish("error", brepr(e, repr_limit), "")
+        if live_on and pm:
+            pause("postmortem", lambda level: pm[level] if level < len(pm) else None)
     return 0
 
 
@@ -953,9 +1130,11 @@ class _Requests:
                 return b""
             self.fill()
 
-    def stop_requested(self, nonce):
+    def stop_requested(self, nonce, prog=None, cwfd=None):
         """Called when fd 0 is readable during a run: whether ndb asked to
-        stop this run. Other lines stay queued."""
+        stop this run. A live run's requests are passed on: an interrupt
+        as SIGUSR2 to the program, a request to a paused child on its pipe
+        (cwfd). Other lines stay queued."""
         self.fill()
         keep = []
         stop = False
@@ -969,6 +1148,19 @@ class _Requests:
                 msg = None
             if isinstance(msg, dict) and "stop" in msg:
                 stop = stop or msg["stop"] == nonce
+            elif isinstance(msg, dict) and msg.get("interrupt") == nonce and cwfd is not None:
+                try:
+                    os.kill(prog, signal.SIGUSR2)
+                except OSError:
+                    pass
+            elif isinstance(msg, dict) and msg.get("live") == nonce and cwfd is not None:
+                body = json.dumps(msg.get("msg")).encode()
+                try:
+                    _write_all(cwfd, struct.pack("<I", len(body)) + body)
+                except OSError:
+                    pass  # the child is gone: its end of stream follows
+            elif isinstance(msg, dict) and ("interrupt" in msg or "msg" in msg):
+                pass  # for a run that has ended
             else:
                 keep.append(line)
         self.buf = b"".join(keep) + self.buf
@@ -1095,11 +1287,14 @@ def _read_exact(fd, n, timeout):
 
 def _start_program(req, scratch, libc):
     """Fork the program's process. Returns (pid to wait for, pid of the
-    program, record fd, status fd). With namespaces the first is an
+    program, record fd, status fd, request fd of a live run or None). With namespaces the first is an
     intermediate process that waits for the program (PID 1 of its own PID
     namespace) and reports its status and CPU time on the status pipe."""
     rfd, wfd = os.pipe()
     _big_pipe(rfd)
+    crfd = cwfd = None
+    if req.get("live"):
+        crfd, cwfd = os.pipe()
     pid = None
     if _CLONE[0] is not None and _PROGRAM_NS[0]:
         try:
@@ -1111,13 +1306,17 @@ def _start_program(req, scratch, libc):
             st = 70
             try:
                 os.close(rfd)
+                if cwfd is not None:
+                    os.close(cwfd)
                 _own_maps(libc)
-                st = _run_child(req, wfd, scratch, libc, ns=True)
+                st = _run_child(req, wfd, scratch, libc, ns=True, cfd=crfd)
             except BaseException:
                 st = 70
             os._exit(st)
         os.close(wfd)
-        return pid, pid, rfd, None
+        if crfd is not None:
+            os.close(crfd)
+        return pid, pid, rfd, None, cwfd
     srfd, swfd = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -1125,6 +1324,8 @@ def _start_program(req, scratch, libc):
         try:
             os.close(rfd)
             os.close(srfd)
+            if cwfd is not None:
+                os.close(cwfd)
             os.setpgid(0, 0)
             if libc is not None:
                 libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -1136,14 +1337,14 @@ def _start_program(req, scratch, libc):
             if not ns:
                 os.write(swfd, struct.pack("<i", os.getpid()))
                 os.close(swfd)
-                status = _run_child(req, wfd, scratch, libc)
+                status = _run_child(req, wfd, scratch, libc, cfd=crfd)
             else:
                 gpid = os.fork()
                 if gpid == 0:
                     st = 70
                     try:
                         os.close(swfd)
-                        st = _run_child(req, wfd, scratch, libc, ns=True)
+                        st = _run_child(req, wfd, scratch, libc, ns=True, cfd=crfd)
                     except BaseException:
                         st = 70
                     os._exit(st)
@@ -1157,9 +1358,11 @@ def _start_program(req, scratch, libc):
         os._exit(status)
     os.close(wfd)
     os.close(swfd)
+    if crfd is not None:
+        os.close(crfd)
     head = _read_exact(srfd, 4, 10)
     prog = struct.unpack("<i", head)[0] if len(head) == 4 else pid
-    return pid, prog, rfd, srfd
+    return pid, prog, rfd, srfd, cwfd
 
 
 def _probe_isolation(base, libc):
@@ -1168,7 +1371,7 @@ def _probe_isolation(base, libc):
     scratch = os.path.join(base, "probe")
     os.mkdir(scratch, 0o700)
     req = {"probe": True, "limits": {}}
-    pid, prog, rfd, srfd = _start_program(req, scratch, libc)
+    pid, prog, rfd, srfd, _ = _start_program(req, scratch, libc)
     data = _read_exact(rfd, 4096, 10)
     os.close(rfd)
     try:
@@ -1196,8 +1399,10 @@ def _handle(req, base, seq, libc, reqs):
     scratch = os.path.join(base, str(seq))
     os.mkdir(scratch, 0o700)
     start = time.monotonic()
-    pid, prog, rfd, srfd = _start_program(req, scratch, libc)
+    pid, prog, rfd, srfd, cwfd = _start_program(req, scratch, libc)
     deadline = start + timeout
+    if cwfd is not None:
+        deadline = float("inf")  # ndb times a live run, which waits at its pauses
     timed_out = False
     too_big = False
     stopped = False
@@ -1209,10 +1414,10 @@ def _handle(req, base, seq, libc, reqs):
                 timed_out = True
                 _drain_after_signal(prog, rfd)
                 break
-            r, _, _ = select.select([rfd, 0], [], [], left)
+            r, _, _ = select.select([rfd, 0], [], [], None if left == float("inf") else left)
             if not r:
                 continue
-            if 0 in r and reqs.stop_requested(nonce):
+            if 0 in r and reqs.stop_requested(nonce, prog, cwfd):
                 stopped = True
                 break
             if rfd not in r:
@@ -1231,6 +1436,8 @@ def _handle(req, base, seq, libc, reqs):
         # child's status is unaffected.
     finally:
         os.close(rfd)
+        if cwfd is not None:
+            os.close(cwfd)
         alive = False
         if not timed_out and not too_big and not stopped:
             alive = not _exits_soon(pid, 0.2)
@@ -1319,8 +1526,8 @@ def main():
         except ValueError as e:
             _send(b"E", json.dumps({"worker_error": "bad request: %s" % e}).encode())
             continue
-        if "stop" in req:
-            continue  # a stop that arrived after its run had ended
+        if "stop" in req or "interrupt" in req or "msg" in req:
+            continue  # for a run that has ended
         try:
             _handle(req, base, seq, libc, reqs)
         except Exception as e:

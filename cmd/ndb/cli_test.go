@@ -126,6 +126,15 @@ func TestFlagTypesAgree(t *testing.T) {
 			}
 		}
 	}
+	// Every command that opens live sessions takes their limits.
+	for _, c := range []string{"debug", "dap", "mcp"} {
+		cmd, _, err := rootCmd.Find([]string{c})
+		for _, name := range []string{"timeout", "max-events"} {
+			if err != nil || cmd.Flags().Lookup(name) == nil {
+				t.Errorf("ndb %s has no --%s (%v)", c, name, err)
+			}
+		}
+	}
 	for _, c := range []string{"trace", "debug"} {
 		cmd, _, err := rootCmd.Find([]string{c})
 		for _, name := range []string{"stdin", "writable"} {

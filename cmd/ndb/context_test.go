@@ -177,13 +177,20 @@ func TestSandboxFlagsReachTracer(t *testing.T) {
 // on stdin.
 func runDebugBatch(t *testing.T, commands string, args ...string) (string, error) {
 	t.Helper()
+	return runDebugWith(t, commands, append([]string{"debug", "--engine", "real", "--batch"}, args...))
+}
+
+// runDebugWith runs ndb with args (a debug command) and commands on stdin.
+func runDebugWith(t *testing.T, commands string, args []string) (string, error) {
+	t.Helper()
+	resetFlags(debugCmd) // an earlier run's flags (--call) must not leak in
 	defer resetFlags(debugCmd)
 	resetDash(debugCmd)
 	var out bytes.Buffer
 	rootCmd.SetIn(strings.NewReader(commands))
 	rootCmd.SetOut(&out)
 	rootCmd.SetErr(&out)
-	rootCmd.SetArgs(append([]string{"debug", "--engine", "real", "--batch"}, args...))
+	rootCmd.SetArgs(args)
 	defer func() { rootCmd.SetArgs(nil); rootCmd.SetIn(nil); rootCmd.SetOut(nil); rootCmd.SetErr(nil) }()
 	err := rootCmd.Execute()
 	return out.String(), err
@@ -201,7 +208,7 @@ func TestDebugProgramContext(t *testing.T) {
 	}{
 		{"context", []string{"--stdin", ctxFixture("input.txt"), ctxFixture("prog.py"), "--", "a", "b"}, "",
 			[]string{`"data":"'from the data file'"`, `"greeting":"'HELLO!'"`, `"name":"'prog.py'","absolute":"True","args":"['a', 'b']","folder":"'context'","lines":"['first line', 'second line']"`,
-				`"written":"'write refused PermissionError'"`, `{"event":"exit","exit":"normal"}`}},
+				`"written":"'write refused PermissionError'"`, `{"event":"exit","exit":"normal","output":"HELLO! from the data file`}},
 		{"syntax error", []string{ctxFixture("bad.py")}, ctxFixture("bad.py") + " does not compile", nil},
 		{"undefined call", []string{"--call", "nope(1)", ctxFixture("funcs.py")}, `--call "nope(1)" fails`, nil},
 		{"bad call", []string{"--call", "double(", ctxFixture("funcs.py")}, `--call "double(" does not compile`, nil},

@@ -16,6 +16,7 @@ import (
 
 var dapFlags struct {
 	engineFlags
+	live        liveFlags
 	listen      string
 	allowRemote bool
 	engine      string
@@ -30,15 +31,26 @@ The real engine runs programs for whoever connects, so a TCP connection must pre
 token printed at start (random, or $NDB_DAP_TOKEN) as "token" in its launch arguments;
 a unix socket needs none (its mode is the access control). Launch arguments: program,
 engine (real, model, openai, cwm), model, call, stopOnEntry, noDebug, terminateAtEnd,
-token. Stepping back and reverse continue are supported. In the debug console, back,
-resample, set NAME = VALUE and verify work on model engines. Malformed input is answered
+token. Stepping back and reverse continue are supported. On the real engine the program
+runs live: pause interrupts it, evaluate (watch, hover, the debug console's expressions and
+statements) and setVariable run in its frames. In the debug console, back, resample,
+set NAME = VALUE and verify work on model engines. Malformed input is answered
 with an error and never ends the server. See docs/dap.md.`,
 	Args: cobra.NoArgs,
 	RunE: func(cmd *cobra.Command, args []string) error {
 		// SIGTERM too: a unix socket's file is removed on the way out.
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		reg := engine.NewRegistry(dapFlags.options())
+		// Live: the real engine's program runs only as far as the
+		// commands need and waits at the stop, so pause, evaluate and
+		// setVariable work on it.
+		opts := dapFlags.options()
+		opts.Live = true
+		var err error
+		if opts.Limits, err = dapFlags.live.limits(opts.Limits); err != nil {
+			return err
+		}
+		reg := engine.NewRegistry(opts)
 		defer reg.Close()
 		srv := dap.NewServer(reg, os.Stderr)
 		def := dapFlags.engine
@@ -79,6 +91,7 @@ with an error and never ends the server. See docs/dap.md.`,
 func init() {
 	f := dapCmd.Flags()
 	dapFlags.add(f, true)
+	dapFlags.live.add(f)
 	f.StringVar(&dapFlags.listen, "listen", "", "serve on this TCP address (e.g. 127.0.0.1:4711; clients need the printed token) or unix socket (unix:/path, mode 0600) instead of stdio")
 	f.StringVar(&dapFlags.engine, "engine", "", "engine of launches that name none (default: model when a default model exists, else real)")
 	f.BoolVar(&dapFlags.allowRemote, "allow-remote", false, "allow a --listen address that is not loopback")

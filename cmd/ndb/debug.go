@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -60,22 +61,68 @@ func newBackend(ctx context.Context, engine string, p debugProgram) (debugger.Ba
 	return mk(ctx, p)
 }
 
-// newRealBackend traces the program once with the real engine
-// (engine.RealEngine) and answers every command from that trace. A program
-// that cannot start (it or the --call expression does not compile, or the
-// call expression itself raises) is an error naming the file, as in
-// `ndb trace`, before any session starts.
+// newRealBackend opens a live session of the real engine: the program runs
+// under the tracer only as far as the commands need and waits at the stop
+// where the user is, so expressions evaluate in its frames. The backend
+// holds the program's process until Session.Close (its engine is closed
+// with it). A program that cannot start is refused by startedOrErr once
+// the session has its first stop.
 func newRealBackend(ctx context.Context, p debugProgram) (debugger.Backend, func() error, error) {
-	e := engine.NewReal(engine.Options{Python: p.Python, NoSandbox: p.NoSandbox, Limits: p.Limits, Workers: 1})
-	defer e.Close()
-	trace, err := e.Trace(ctx, p.Program)
+	e := engine.NewReal(engine.Options{Python: p.Python, NoSandbox: p.NoSandbox, Limits: p.Limits, Workers: 1, Live: true})
+	b, err := e.Open(ctx, p.Program)
 	if err != nil {
+		e.Close()
 		return nil, nil, err
 	}
-	if err := notStarted(trace, p.Path); err != nil {
-		return nil, nil, err
+	return b, e.Close, nil
+}
+
+// startedOrErr: a program that cannot start (it or the --call expression
+// does not compile, or the call expression itself raises) is an error
+// naming the file, as in `ndb trace`, before any session is shown. A live
+// run that does not compile, or whose module fails before the call, has
+// ended at its first stop. A call expression that raises by itself (an
+// undefined function, wrong arguments) does so right after main's --Call--
+// and line: two steps show it (the next event is then main's exception,
+// else the callee's --Call--), and Back returns to the first stop.
+func startedOrErr(ctx context.Context, s *debugger.Session, path string) error {
+	tb, ok := s.Backend().(*debugger.TraceBackend)
+	if !ok {
+		return nil
 	}
-	return debugger.NewTraceBackend(trace), nil, nil
+	if s.Current().IsExit() || tb.Tree().T.Call == "" {
+		return notStarted(tb.Tree().T, path)
+	}
+	live := s.Live()
+	steps := 0
+	for steps < 2 {
+		st, err := s.Do(ctx, debugger.Command{Action: debugger.StepInto})
+		if err != nil {
+			return err
+		}
+		steps++
+		if st.IsExit() || st.Depth > 0 || st.Event == tracer.EventException {
+			break
+		}
+	}
+	// The run has not ended: notStarted weighs main's own exception as
+	// at an error exit.
+	probe := *tb.Tree().T
+	probe.Exit = tracer.Exit{Kind: tracer.ExitError}
+	if err := notStarted(&probe, path); err != nil {
+		return err
+	}
+	for range steps {
+		s.Back()
+	}
+	if live {
+		// The live program now waits two steps on: run it anew, so that
+		// it waits at the first stop (p EXPR works there). A --call's
+		// module usually only defines functions.
+		_, err := s.Restart(ctx)
+		return err
+	}
+	return nil
 }
 
 var debugFlags struct {
@@ -86,14 +133,22 @@ var debugFlags struct {
 	color   string
 	sandbox sandboxFlags
 	context contextFlags
+	live    liveFlags
 }
 
 var debugCmd = &cobra.Command{
 	Use:   "debug [--engine real] [--call EXPR] [--batch] FILE [-- ARGS...]",
 	Short: "Debug a Python program with pdb's commands, forwards and backwards",
 	Long: `debug starts a pdb-style terminal on FILE (a script, or with --call one call of a
-function it defines, e.g. --call 'f("abc", 3)'). Commands: s, n, r, c, unt, b, cl, l, p, pp,
-a, w, h, and the reverse commands rs, rn, rr, rc (type help in the terminal).
+function it defines, e.g. --call 'f("abc", 3)'). Commands: s, n, r, c, unt, j, b, cl, l, p, pp,
+!, display, a, w, u, d, h, and the reverse commands rs, rn, rr, rc (type help in the terminal).
+
+With --engine real the session is live (docs/debugger.md, "The terminal on a live session"):
+the program runs only as far as the commands need and waits at the stop, so p, pp, display
+and ! (or any line that is no command) evaluate in its frames, its output is printed as it
+is written, Ctrl-C stops a running command where the program is, and an uncaught exception
+enters pdb's post-mortem. --timeout interrupts one command that runs longer (0: never);
+--max-events bounds the whole run.
 
 FILE runs as "python FILE ARGS" runs it (docs/tracer.md, "Program context"): its folder
 is visible read-only and is the working directory and sys.path[0], __file__ and sys.argv
@@ -103,7 +158,8 @@ A program that does not compile, or a --call that fails by itself, exits non-zer
 
 With --batch, commands are read from stdin one per line and the answers are JSON lines: the
 first stop, then exactly one line per command (a stop with "event", or an object without
-"event": "error" for a bad command).`,
+"event": "error" for a bad command); what the program printed during a command is in that
+line's "output".`,
 	Args: cobra.MinimumNArgs(1),
 	RunE: runDebug,
 }
@@ -115,6 +171,7 @@ func init() {
 	f.StringVar(&debugFlags.python, "python", "python3", "Python interpreter for the real engine")
 	f.BoolVar(&debugFlags.batch, "batch", false, "read commands from stdin, answer JSON lines")
 	f.StringVar(&debugFlags.color, "color", "auto", "highlighting: auto, always, never")
+	debugFlags.live.add(f)
 	debugFlags.sandbox.add(f)
 	debugFlags.context.add(f)
 	rootCmd.AddCommand(debugCmd)
@@ -137,6 +194,10 @@ func runDebug(cmd *cobra.Command, args []string) error {
 	if err := debugFlags.sandbox.check(); err != nil {
 		return err
 	}
+	lim, err := debugFlags.live.limits(tracer.Limits{MaxTraceBytes: debugFlags.sandbox.traceBytes()})
+	if err != nil {
+		return err
+	}
 	src, err := tracer.ReadSource(path)
 	if err != nil {
 		return err
@@ -146,7 +207,7 @@ func runDebug(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	prog := debugProgram{Path: path, Python: debugFlags.python, Program: p,
-		NoSandbox: debugFlags.sandbox.noSandbox, Limits: tracer.Limits{MaxTraceBytes: debugFlags.sandbox.traceBytes()}}
+		NoSandbox: debugFlags.sandbox.noSandbox, Limits: lim}
 	if debugFlags.engine == engine.Real {
 		warnFolder(cmd.ErrOrStderr(), p, prog.NoSandbox)
 	}
@@ -159,13 +220,20 @@ func runDebug(cmd *cobra.Command, args []string) error {
 	}
 	s, err := debugger.NewSession(ctx, b)
 	if err != nil {
+		if c, ok := b.(io.Closer); ok {
+			c.Close()
+		}
+		return err
+	}
+	defer s.Close()
+	if err := startedOrErr(ctx, s, path); err != nil {
 		return err
 	}
 	in, out := cmd.InOrStdin(), cmd.OutOrStdout()
 	stdinTTY := in == os.Stdin && term.IsTerminal(int(os.Stdin.Fd()))
 	stdoutTTY := out == os.Stdout && term.IsTerminal(int(os.Stdout.Fd()))
 	color := debugFlags.color == "always" || (debugFlags.color == "auto" && stdoutTTY)
-	opts := repl.Options{Name: filepath.Base(path), Color: color && !debugFlags.batch, Engine: debugFlags.engine}
+	opts := repl.Options{Name: filepath.Base(path), Color: color && !debugFlags.batch, Engine: debugFlags.engine, Timeout: debugFlags.live.timeout}
 	if debugExtra != nil {
 		extra, closeExtra := debugExtra(debugFlags.engine, prog)
 		if closeExtra != nil {

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -12,6 +14,7 @@ import (
 	"ndb/model/defaultmodel"
 	"ndb/model/infer"
 	"ndb/repl"
+	"ndb/tracer"
 )
 
 // engineFlags are the engine options shared by debug, dap and mcp.
@@ -53,6 +56,34 @@ func haveDefaultModel() bool {
 	}
 	f.Close()
 	return true
+}
+
+// liveFlags are the limits of a live run (engine.Options.Live), shared by
+// debug, dap and mcp.
+type liveFlags struct {
+	timeout   time.Duration
+	maxEvents int
+}
+
+// noTimeout stands for --timeout 0 (never): tracer.Limits reads a zero
+// Timeout as its default.
+const noTimeout = 100 * 365 * 24 * time.Hour
+
+func (f *liveFlags) add(fs *pflag.FlagSet) {
+	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "how long one command may run the program before it is interrupted and stops where it is (real engine; 0: never)")
+	fs.IntVar(&f.maxEvents, "max-events", 0, fmt.Sprintf("events a whole run may record before it ends (exit never); 0: the default, %d on the real engine", engine.LiveMaxEvents))
+}
+
+// limits returns base with the flags' limits.
+func (f *liveFlags) limits(base tracer.Limits) (tracer.Limits, error) {
+	if f.timeout < 0 || f.maxEvents < 0 {
+		return base, fmt.Errorf("--timeout and --max-events must not be negative (0: never / the default)")
+	}
+	base.Timeout, base.MaxEvents = f.timeout, f.maxEvents
+	if base.Timeout == 0 {
+		base.Timeout = noTimeout
+	}
+	return base, nil
 }
 
 var debugEngineFlags engineFlags

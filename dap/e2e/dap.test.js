@@ -38,6 +38,19 @@ async function start() {
   return dc;
 }
 
+// stop ends the adapter: the end of stdin ends `ndb dap` (it does not end
+// on SIGTERM while it waits for a request on stdio); SIGKILL if it is
+// still there after 5 s.
+async function stop(dc) {
+  const p = dc._adapterProcess;
+  if (p) {
+    p.stdin.end();
+    const t = setTimeout(() => p.kill('SIGKILL'), 5000);
+    await new Promise((resolve) => (p.exitCode !== null || p.signalCode !== null ? resolve() : p.once('exit', resolve)));
+    clearTimeout(t);
+  }
+}
+
 // move sends a stepping request and returns the stopped event that follows
 // it (listening before the request is sent, so that it cannot be missed).
 async function move(dc, command) {
@@ -118,15 +131,7 @@ async function session(engine, { before, atEnd }) {
 
     await dc.disconnectRequest({});
   } finally {
-    // End of stdin ends `ndb dap` (it does not end on SIGTERM while it
-    // waits for a request on stdio); SIGKILL if it is still there.
-    const p = dc._adapterProcess;
-    if (p) {
-      p.stdin.end();
-      const t = setTimeout(() => p.kill('SIGKILL'), 5000);
-      await new Promise((resolve) => (p.exitCode !== null || p.signalCode !== null ? resolve() : p.once('exit', resolve)));
-      clearTimeout(t);
-    }
+    await stop(dc);
   }
 }
 
@@ -144,6 +149,15 @@ describe('ndb dap over stdio (@vscode/debugadapter-testsupport)', () => {
         const vars = await locals(dc, f[0].id);
         assert.strictEqual(vars.ch && vars.ch.value, "'b'");
         assert.strictEqual(vars.out && vars.out.value, '[]');
+        // The live program waits here: expressions (watch, hover) and the
+        // debug console's statements run in its frame.
+        let r = await dc.evaluateRequest({ expression: 'text[:3] + ch', context: 'watch', frameId: f[0].id });
+        assert.strictEqual(r.body.result, "'banb'");
+        r = await dc.evaluateRequest({ expression: 'n2 = n * 2', context: 'repl', frameId: f[0].id });
+        assert.strictEqual(r.body.result, '');
+        r = await dc.evaluateRequest({ expression: 'n2', context: 'hover', frameId: f[0].id });
+        assert.strictEqual(r.body.result, '8');
+        await assert.rejects(dc.evaluateRequest({ expression: 'nope', context: 'watch', frameId: f[0].id }), /NameError/);
         ev = await move(dc, 'stepBack');
         assert.strictEqual(ev.body.reason, 'step');
         assert.strictEqual((await top(dc))[0].line, 3);
@@ -160,6 +174,29 @@ describe('ndb dap over stdio (@vscode/debugadapter-testsupport)', () => {
         assert.ok(f[0].line > 0);
       },
     }));
+
+  // pause: a continue that runs an endless loop stops where the program is
+  // (the live program), and evaluates there.
+  test('real engine: pause an endless loop, evaluate there', { timeout: timeout }, async () => {
+    const dc = await start();
+    try {
+      await dc.initializeRequest();
+      await dc.launchRequest({ program: path.join(__dirname, 'endless.py'), engine: 'real' });
+      await dc.configurationDoneRequest(); // answered at once: the program runs
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const stopped = dc.waitForEvent('stopped');
+      await dc.pauseRequest({ threadId: 1 });
+      const ev = await stopped;
+      assert.strictEqual(ev.body.reason, 'pause', JSON.stringify(ev.body));
+      const f = await top(dc);
+      assert.strictEqual(f[0].name, '<module>');
+      const r = await dc.evaluateRequest({ expression: 'n > 0', context: 'watch', frameId: f[0].id });
+      assert.strictEqual(r.body.result, 'True');
+      await dc.disconnectRequest({});
+    } finally {
+      await stop(dc);
+    }
+  });
 
   // A model predicts every state: the checks are those of the protocol (a
   // stop at the breakpoint with the call's arguments, one line per step), not

@@ -1,0 +1,165 @@
+package debugger
+
+import (
+	"context"
+	"errors"
+	"io"
+	"slices"
+
+	"ndb/tracer"
+)
+
+// What a live backend (the real engine's sessions) adds to a Backend; the
+// Session's methods below use them when the backend has them.
+type (
+	// Evaluator evaluates in the program's real frames where a live run
+	// waits, moves its line, and interrupts it.
+	Evaluator interface {
+		// Eval runs src (tracer.EvalExpr, EvalPretty or EvalExec) in the
+		// level-th frame below stop at's (0: its own; at an error exit, the
+		// frames of the traceback, innermost first); ErrNotLive where the
+		// program does not wait.
+		Eval(ctx context.Context, at Stop, level int, src, mode string) (tracer.EvalResult, error)
+		// Jump moves the frame of the last stop of history to line.
+		Jump(ctx context.Context, history []Step, line int) (Stop, tracer.EvalResult, error)
+		// Interrupt pauses a running command at the program's next event.
+		// Safe from any goroutine.
+		Interrupt()
+	}
+	// Streamer passes the program's output on as it is written.
+	Streamer interface {
+		SetOutput(func(string)) bool
+	}
+	// Restarter runs the program anew.
+	Restarter interface {
+		Restart(ctx context.Context) (Stop, error)
+	}
+)
+
+// Eval evaluates src in the program, as pdb's p (tracer.EvalExpr), pp
+// (EvalPretty) and ! (EvalExec) do: in the frame level frames below the
+// current stop's (0: its own). At an uncaught exception's exit (see
+// PostMortem) level counts from the frame that raised it. A statement that
+// changes the frame's locals changes the current stop's Locals with them:
+// the stop shows the frame as it now is, and the run goes on from there
+// (the trace before it stays as recorded). ErrNotLive where no live
+// program waits.
+func (s *Session) Eval(ctx context.Context, level int, src, mode string) (tracer.EvalResult, error) {
+	ev, ok := s.b.(Evaluator)
+	if !ok {
+		return tracer.EvalResult{}, ErrNotLive
+	}
+	res, err := ev.Eval(ctx, s.Current(), level, src, mode)
+	if err == nil && res.Locals != nil && level == 0 && !s.Current().IsExit() {
+		s.history[len(s.history)-1].Stop.Locals = slices.Clone(res.Locals)
+	}
+	return res, err
+}
+
+// Live reports whether the live program waits at the current stop:
+// Eval and Jump work there.
+func (s *Session) Live() bool {
+	tb, ok := s.b.(*TraceBackend)
+	return ok && tb.liveAt(s.Current())
+}
+
+// Jump moves the live program to line in the current stop's frame, as
+// pdb's j does (the frame's next line is line; only at a line event). The
+// new position is a step of the history (Command.Jump) at a state of its
+// own; what failed is returned as an error with pdb's text.
+func (s *Session) Jump(ctx context.Context, line int) (Stop, error) {
+	ev, ok := s.b.(Evaluator)
+	if !ok {
+		return s.Current(), ErrNotLive
+	}
+	st, res, err := ev.Jump(ctx, s.history, line)
+	if err != nil {
+		return s.Current(), err
+	}
+	if !res.OK {
+		return s.Current(), errors.New(res.Text)
+	}
+	s.history = append(s.history, Step{Command: Command{Jump: line}, Stop: st})
+	return st, nil
+}
+
+// Interrupt asks a command that runs the live program to stop at its next
+// event (pdb's Ctrl-C); the stop has Interrupted set. A no-op for other
+// backends. Unlike the rest of Session, safe from any goroutine.
+func (s *Session) Interrupt() {
+	if ev, ok := s.b.(Evaluator); ok {
+		ev.Interrupt()
+	}
+}
+
+// SetOutput sends the program's output to f as it is written, and reports
+// whether the backend streams it (a live run); if not, Output has it once
+// the run has ended.
+func (s *Session) SetOutput(f func(string)) bool {
+	st, ok := s.b.(Streamer)
+	return ok && st.SetOutput(f)
+}
+
+// Close releases what the backend holds (a live run's program).
+func (s *Session) Close() error {
+	if c, ok := s.b.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// PostMortem is what pdb shows when a program raises an uncaught exception:
+// Python's traceback and the frames it went through, outermost first, each
+// at the state where the exception passed (its exception event); the last
+// is where it was raised.
+type PostMortem struct {
+	Traceback string
+	Frames    []Stop
+}
+
+// PostMortem is the post-mortem of the current stop when it is the error
+// exit of a real run whose exception left the program; false otherwise.
+// With a live backend, Eval at that exit evaluates in the traceback's
+// frames (level 0: the last of Frames).
+func (s *Session) PostMortem() (PostMortem, bool) {
+	cur := s.Current()
+	tb, ok := s.b.(*TraceBackend)
+	if !ok || !cur.IsExit() || cur.Exit != tracer.ExitError {
+		return PostMortem{}, false
+	}
+	t := tb.tr.T
+	chain := exceptionChain(t)
+	if len(chain) == 0 {
+		return PostMortem{}, false
+	}
+	pm := PostMortem{Traceback: t.Traceback}
+	for _, i := range chain {
+		pm.Frames = append(pm.Frames, Stop{State: t.States[i], Index: i})
+	}
+	return pm, true
+}
+
+// exceptionChain finds the uncaught exception's way out at the end of
+// trace t: the exception event of each frame it left, outermost first.
+// Each frame shows its exception event and then its return, the callee's
+// pair right before its caller's.
+func exceptionChain(t *tracer.Trace) []int {
+	states := t.States
+	var chain []int // outermost first
+	k := len(states) - 1
+	for k >= 1 {
+		ret, exc := &states[k], &states[k-1]
+		if ret.Event != tracer.EventReturn || exc.Event != tracer.EventException || exc.Frame != ret.Frame {
+			break
+		}
+		if len(chain) > 0 && exc.Depth != states[chain[len(chain)-1]].Depth+1 {
+			break
+		}
+		if len(chain) > 0 && exc.Arg != states[chain[0]].Arg {
+			break
+		}
+		chain = append(chain, k-1)
+		k -= 2
+	}
+	return chain
+}

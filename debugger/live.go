@@ -1,0 +1,236 @@
+package debugger
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+
+	"ndb/tracer"
+)
+
+// A live trace backend answers from the trace of a run that is still going
+// (tracer.Run): the program runs only as far as the commands need, pausing
+// at every event that could stop the command being answered (pdbSim.pause),
+// so the first stop comes at once, a long or endless program is debugged
+// up to where the user stops it, and expressions evaluate in the real
+// frames at the stop where the program waits (Session.Eval). Reverse
+// commands move in the trace recorded so far; a forward command from the
+// past replays the recording up to where the program waits and then runs
+// it on. docs/debugger.md, "Live sessions".
+
+// ErrNotLive is returned by Session.Eval and Session.Jump at a stop that
+// is not where a live program waits: a stop in the recorded past, a
+// whole-run trace, a model's prediction.
+var ErrNotLive = errors.New("the program is not waiting here: expressions need the live program at its current stop (step forward to it)")
+
+// StartRun starts a live run of the backend's program; output gets the
+// program's output as it is written.
+type StartRun func(ctx context.Context, output func(string)) (*tracer.Run, error)
+
+type liveRun struct {
+	start StartRun
+	close func() error // the engine's cleanup after the last run (its tracer)
+
+	mu  sync.Mutex // run, for Interrupt from other goroutines
+	run *tracer.Run
+
+	ctx context.Context // of the command being answered
+	err error           // the run failed (a dead worker, a cancelled ctx)
+
+	out     func(string)
+	pending strings.Builder // output before SetOutput, bounded by the tracer's output limit
+}
+
+// NewLiveBackend starts a live run with start and returns a backend over
+// it, before its first stop (Start runs to it). close, if not nil, is
+// called by Close after the run is closed.
+func NewLiveBackend(ctx context.Context, start StartRun, close func() error) (*TraceBackend, error) {
+	b := &TraceBackend{live: &liveRun{start: start, close: close}}
+	if err := b.startRun(ctx); err != nil {
+		if close != nil {
+			close()
+		}
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *TraceBackend) startRun(ctx context.Context) error {
+	l := b.live
+	l.pending.Reset() // a new run's output starts afresh
+	run, err := l.start(ctx, b.write)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.run = run
+	l.mu.Unlock()
+	l.err = nil
+	b.tr = NewTree(run.Trace())
+	b.tr.more = b.more
+	b.cacheSim = nil
+	return nil
+}
+
+// more lets the run go on until it pauses by p (see Tree.more).
+func (b *TraceBackend) more(p tracer.Pause) (interrupted, ok bool) {
+	l := b.live
+	if l.run.Ended() || l.err != nil {
+		return false, false
+	}
+	ctx := l.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := l.run.Resume(ctx, p); err != nil {
+		l.err = err
+	}
+	b.tr.Grow()
+	reason, paused := l.run.Paused()
+	interrupted = paused && !l.run.Ended() && (reason == tracer.PauseInterrupt || reason == tracer.PauseTimeout)
+	return interrupted, l.err == nil && !l.run.Ended()
+}
+
+// runToEnd lets a live run go on to its end (or its interrupt, or a limit).
+func (b *TraceBackend) runToEnd() {
+	if b.live == nil {
+		return
+	}
+	for {
+		if interrupted, ok := b.more(tracer.Pause{Depth: -1}); !ok || interrupted {
+			return
+		}
+	}
+}
+
+// answering sets the context the run goes on under for one command, and
+// returns the check of its result: the run's failure wins over the stop.
+func (b *TraceBackend) answering(ctx context.Context) func(Stop, error) (Stop, error) {
+	if b.live == nil {
+		return func(s Stop, err error) (Stop, error) { return s, err }
+	}
+	b.live.ctx = ctx
+	return func(s Stop, err error) (Stop, error) {
+		b.live.ctx = nil
+		if err == nil && b.live.err != nil {
+			return Stop{}, b.live.err
+		}
+		if err == nil && !s.IsExit() && s.Index == b.tr.interruptStop && s.Index == len(b.tr.T.States)-1 {
+			if reason, ok := b.live.run.Paused(); ok {
+				s.Interrupted = reason
+			}
+		}
+		return s, err
+	}
+}
+
+func (b *TraceBackend) write(s string) {
+	l := b.live
+	if l.out != nil {
+		l.out(s)
+		return
+	}
+	if l.pending.Len() < 1<<20 {
+		l.pending.WriteString(s)
+	}
+}
+
+// SetOutput implements Streamer: the program's output goes to f as it is
+// written (what came before is passed on at once).
+func (b *TraceBackend) SetOutput(f func(string)) bool {
+	if b.live == nil {
+		return false
+	}
+	b.live.out = f
+	if b.live.pending.Len() > 0 && f != nil {
+		f(b.live.pending.String())
+		b.live.pending.Reset()
+	}
+	return true
+}
+
+// liveAt reports whether the live program waits at stop s: at the last
+// state of the trace so far, or in post-mortem at the exit it raised.
+func (b *TraceBackend) liveAt(s Stop) bool {
+	if b.live == nil || b.live.err != nil {
+		return false
+	}
+	reason, paused := b.live.run.Paused()
+	switch {
+	case !paused:
+		return false
+	case b.live.run.Ended():
+		return reason == tracer.PausePostMortem && s.IsExit() && s.Exit == tracer.ExitError
+	}
+	return !s.IsExit() && s.Index >= 0 && s.Index == len(b.tr.T.States)-1 && s.Event != KindInvLineCall
+}
+
+// Eval implements Evaluator.
+func (b *TraceBackend) Eval(ctx context.Context, at Stop, level int, src, mode string) (tracer.EvalResult, error) {
+	if !b.liveAt(at) {
+		return tracer.EvalResult{}, ErrNotLive
+	}
+	return b.live.run.Eval(ctx, level, src, mode)
+}
+
+// Jump implements Evaluator: pdb's j at the stop where the program waits.
+func (b *TraceBackend) Jump(ctx context.Context, history []Step, line int) (Stop, tracer.EvalResult, error) {
+	cur := history[len(history)-1].Stop
+	if !b.liveAt(cur) || cur.IsExit() {
+		return cur, tracer.EvalResult{}, ErrNotLive
+	}
+	res, err := b.live.run.Jump(ctx, line)
+	if err != nil || !res.OK {
+		return cur, res, err
+	}
+	b.tr.Grow()
+	q := Pos{Index: len(b.tr.T.States) - 1}
+	// bdb's state is the frame's: the simulation goes on from the new line
+	sim := b.cacheSim
+	if sim == nil || b.cacheLen != len(history) || b.cachePos != (Pos{Index: cur.Index}) {
+		sim = pdbAt(b.tr, q.Index)
+	}
+	sim.pos = q.Index
+	b.remember(len(history)+1, q, sim)
+	return b.StopAt(q), res, nil
+}
+
+// Interrupt implements Evaluator: the running program pauses at its next
+// event, which is a stop (pdb's Ctrl-C). Safe from any goroutine.
+func (b *TraceBackend) Interrupt() {
+	if b.live == nil {
+		return
+	}
+	b.live.mu.Lock()
+	run := b.live.run
+	b.live.mu.Unlock()
+	if run != nil {
+		run.Interrupt()
+	}
+}
+
+// Restart implements Restarter: the program starts again in a new run.
+func (b *TraceBackend) Restart(ctx context.Context) (Stop, error) {
+	if b.live == nil {
+		return b.Start(ctx)
+	}
+	b.live.run.Close()
+	if err := b.startRun(ctx); err != nil {
+		return Stop{}, err
+	}
+	return b.Start(ctx)
+}
+
+// Close ends the live run (and the engine's resources for it).
+func (b *TraceBackend) Close() error {
+	if b.live == nil || b.live.run == nil {
+		return nil
+	}
+	err := b.live.run.Close()
+	if b.live.close != nil {
+		err = errors.Join(err, b.live.close())
+		b.live.close = nil
+	}
+	return err
+}

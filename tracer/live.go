@@ -1,0 +1,372 @@
+package tracer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// A live run (docs/tracer.md, "Live runs") is a traced run that pauses: the
+// program stops after an event that matches the Pause filter ndb gave it,
+// and waits there while ndb reads the trace so far, evaluates expressions
+// in its frames (Eval), moves its line (Jump), or resumes it with the next
+// filter. The trace is the same as a whole run's: every event is recorded
+// whether or not the program pauses after it. Which pause is a debugger
+// stop is for the debugger to decide; the filter only has to include every
+// event that could be one.
+//
+// Limits apply as to a whole run, except Timeout: a live run is timed only
+// while it runs (Resume), and at Timeout it is interrupted (it pauses at
+// its next event, PauseTimeout) rather than ended; only a program that
+// then still does not pause (stuck in C code) is ended, exit never/timeout.
+
+// Pause says after which events a live run pauses.
+type Pause struct {
+	Depth      int      `json:"depth"`                // every event of depth <= Depth (-1: none)
+	Frames     []int    `json:"frames,omitempty"`     // every event of these frames
+	Lines      []int    `json:"lines,omitempty"`      // line events at these lines
+	Funcs      []string `json:"funcs,omitempty"`      // line events in functions of these names
+	Exceptions bool     `json:"exceptions,omitempty"` // every exception event
+}
+
+// PauseAll pauses after the next event (pdb's step).
+var PauseAll = Pause{Depth: 1 << 30}
+
+// Why a live run paused: Paused's reason.
+const (
+	PauseFilter     = ""           // an event the filter asked for
+	PauseInterrupt  = "interrupt"  // Interrupt: the first event after it
+	PauseTimeout    = "timeout"    // ran Limits.Timeout without a pause: interrupted by the run itself
+	PauseJump       = "jump"       // Jump moved the frame (the new line's state is the last)
+	PausePostMortem = "postmortem" // the program raised an uncaught exception; its frames stay for Eval
+)
+
+// EvalResult is the answer to Eval: the value's repr (pp: pprint's text;
+// a statement: what it printed), or the exception's last line when OK is
+// false; after a statement, the frame's locals as they are now.
+type EvalResult struct {
+	OK     bool
+	Text   string
+	Locals Locals
+}
+
+// Eval modes: pdb's p, pp and ! (a statement, compiled as a line typed
+// at the interpreter's prompt).
+const (
+	EvalExpr   = "p"
+	EvalPretty = "pp"
+	EvalExec   = "exec"
+)
+
+// ErrRunEnded is returned by a Run's requests after its program ended.
+var ErrRunEnded = errors.New("tracer: the program has ended")
+
+// Run is one live run. Its methods but Interrupt are not safe for
+// concurrent use; Interrupt may be called while Resume runs.
+type Run struct {
+	t      *Tracer
+	tr     *Trace
+	dec    *decoder
+	lim    Limits
+	nonce  string
+	reason string // why it paused
+	paused bool   // waiting for a request (also in post-mortem)
+	ended  bool   // Trace().Exit is final; no more states
+	over   bool   // a stop request was sent (trace size)
+	closed bool
+	wmu    sync.Mutex // writes to the worker (Interrupt runs concurrently)
+}
+
+// Start begins a live run of p and runs it to its first pause: the first
+// event (Start pauses after it whatever comes next). output, if not nil,
+// gets the program's output as it is written (bounded as Trace.Stdout).
+// The Tracer is the run's until Close.
+func (t *Tracer) Start(ctx context.Context, p Program, lim Limits, output func(string)) (*Run, error) {
+	lim = lim.withDefaults()
+	if strings.ContainsAny(p.Call, "\r\n") {
+		return nil, fmt.Errorf("tracer: call %q must be a single line", p.Call)
+	}
+	source := TracedSource(p)
+	tr := &Trace{Source: source, Call: p.Call, States: []State{}}
+	r := &Run{t: t, tr: tr, lim: lim}
+	if !utf8.ValidString(source) {
+		off := invalidUTF8Offset(source)
+		tr.Exit = Exit{Kind: ExitError, Reason: "syntax error",
+			Error: fmt.Sprintf("SyntaxError('Non-UTF-8 code starting with %q at byte %d')", source[off:off+1], off)}
+		r.ended, r.closed = true, true
+		return r, nil
+	}
+	t.mu.Lock()
+	req, line, err := t.request(p, source, lim, true)
+	if err != nil {
+		t.mu.Unlock()
+		return nil, err
+	}
+	r.nonce = req.Nonce
+	r.dec = newDecoder(source, tr)
+	r.dec.limit = lim.MaxTraceBytes
+	r.dec.output = output
+	if err := r.send(line); err != nil {
+		t.kill()
+		t.mu.Unlock()
+		return nil, err
+	}
+	if err := r.wait(ctx, func() bool { return r.paused }, lim.Timeout); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Trace is the run's trace so far: its States grow at each Resume, and
+// Exit is set once Ended.
+func (r *Run) Trace() *Trace { return r.tr }
+
+// Ended reports whether the program has ended (its trace is whole). A run
+// in post-mortem has ended and is still Paused.
+func (r *Run) Ended() bool { return r.ended }
+
+// Paused reports whether the program waits for a request, and why it
+// paused (PauseFilter, PauseInterrupt, ...). A paused run that has not
+// ended waits after the last state of its trace.
+func (r *Run) Paused() (reason string, ok bool) { return r.reason, r.paused }
+
+// Resume lets the program run until it pauses by f (or is interrupted, or
+// ends). Resume after the end is ErrRunEnded.
+func (r *Run) Resume(ctx context.Context, f Pause) error {
+	if r.ended {
+		return ErrRunEnded
+	}
+	if !r.paused {
+		return errors.New("tracer: resume of a run that is not paused")
+	}
+	if f.Depth < -1 {
+		f.Depth = -1
+	}
+	if err := r.request(map[string]any{"op": "go", "depth": f.Depth, "frames": f.Frames,
+		"lines": f.Lines, "funcs": f.Funcs, "exceptions": f.Exceptions}); err != nil {
+		return err
+	}
+	r.paused = false
+	return r.wait(ctx, func() bool { return r.paused }, r.lim.Timeout)
+}
+
+// Eval evaluates src (mode EvalExpr, EvalPretty or EvalExec) in the
+// level-th program frame of the paused program: 0 is the frame of the last
+// state (in post-mortem: the frame the exception came from), 1 its
+// caller, and so on. A statement's writes to the frame's locals stay (the
+// next states record them); an expression may change the program too.
+func (r *Run) Eval(ctx context.Context, level int, src, mode string) (EvalResult, error) {
+	if !r.paused {
+		return EvalResult{}, ErrRunEnded
+	}
+	switch mode {
+	case EvalExpr, EvalPretty, EvalExec:
+	default:
+		return EvalResult{}, fmt.Errorf("tracer: eval mode %q", mode)
+	}
+	return r.ask(ctx, map[string]any{"op": "eval", "src": src, "mode": mode, "level": level})
+}
+
+// Jump moves the paused frame to line (pdb's j): only at a line event.
+// On success the trace gets a line state for the new line, where the run
+// now waits (reason PauseJump); on failure Text says why.
+func (r *Run) Jump(ctx context.Context, line int) (EvalResult, error) {
+	if !r.paused || r.ended {
+		return EvalResult{}, ErrRunEnded
+	}
+	res, err := r.ask(ctx, map[string]any{"op": "jump", "line": line})
+	if err == nil && res.OK {
+		r.reason = PauseJump
+	}
+	return res, err
+}
+
+// ask sends a request to the paused program and waits for its answer.
+func (r *Run) ask(ctx context.Context, msg map[string]any) (EvalResult, error) {
+	if err := r.request(msg); err != nil {
+		return EvalResult{}, err
+	}
+	r.dec.reply = nil
+	err := r.wait(ctx, func() bool { return r.dec.reply != nil }, evalTimeout)
+	if err != nil {
+		return EvalResult{}, err
+	}
+	if r.dec.reply == nil {
+		return EvalResult{}, ErrRunEnded
+	}
+	res := *r.dec.reply
+	r.dec.reply = nil
+	r.dec.states() // a jump's new line state
+	return res, nil
+}
+
+// evalTimeout bounds an answer: tracer.py stops an evaluation after 5 s.
+const evalTimeout = 15 * time.Second
+
+// Interrupt asks the running program to pause at its next event (pdb's
+// Ctrl-C). Safe to call at any time, from any goroutine.
+func (r *Run) Interrupt() {
+	if r.nonce != "" {
+		r.send(fmt.Appendf(nil, "{\"interrupt\":%q}\n", r.nonce))
+	}
+}
+
+// Close ends the program (if it has not ended) and gives the Tracer back.
+func (r *Run) Close() error {
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	defer r.t.mu.Unlock()
+	if r.t.dead {
+		return nil
+	}
+	// Stop it and read to the worker's end frame, briefly.
+	r.send(fmt.Appendf(nil, "{\"stop\":%q}\n", r.nonce))
+	done := make(chan struct{})
+	go func() {
+		for {
+			kind, _, err := readFrame(r.t.stdout)
+			if err != nil || kind == 'E' {
+				break
+			}
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		r.t.kill()
+		<-done
+	}
+	return nil
+}
+
+func (r *Run) send(line []byte) error {
+	r.wmu.Lock()
+	defer r.wmu.Unlock()
+	if _, err := r.t.stdin.Write(line); err != nil {
+		return fmt.Errorf("tracer: worker gone: %w", err)
+	}
+	return nil
+}
+
+// request passes msg on to the paused child.
+func (r *Run) request(msg map[string]any) error {
+	b, err := json.Marshal(map[string]any{"live": r.nonce, "msg": msg})
+	if err != nil {
+		return err
+	}
+	return r.send(append(b, '\n'))
+}
+
+// wait reads the worker's frames until done() holds or the run ends. A
+// run that goes on for longer than limit (0: no limit) is interrupted; if
+// it still has not paused 5 s later, or ctx ends, it is stopped.
+func (r *Run) wait(ctx context.Context, done func() bool, limit time.Duration) error {
+	type frame struct {
+		kind    byte
+		payload []byte
+		err     error
+	}
+	frames := make(chan frame, 1)
+	read := func() {
+		k, p, err := readFrame(r.t.stdout)
+		frames <- frame{k, p, err}
+	}
+	var timer <-chan time.Time
+	if limit > 0 {
+		t := time.NewTimer(limit)
+		defer t.Stop()
+		timer = t.C
+	}
+	interrupted := false
+	go read()
+	for {
+		var f frame
+		select {
+		case f = <-frames:
+		case <-timer:
+			if !interrupted {
+				interrupted = true
+				r.Interrupt()
+				timer = time.After(5 * time.Second)
+				continue
+			}
+			r.t.kill() // stuck where it cannot pause: ended as a whole run's timeout
+			f = <-frames
+			r.dec.finish(workerEnd{Timeout: true})
+			r.ended, r.paused = true, false
+			return nil
+		case <-ctx.Done():
+			r.t.kill()
+			<-frames
+			r.ended, r.paused = true, false
+			return ctx.Err()
+		}
+		if f.err != nil {
+			r.t.kill()
+			r.ended, r.paused = true, false
+			return fmt.Errorf("tracer: worker gone: %w", f.err)
+		}
+		switch f.kind {
+		case 'D':
+			r.dec.feed(f.payload)
+			if r.dec.over && !r.over {
+				r.over = true
+				if err := r.send(fmt.Appendf(nil, "{\"stop\":%q}\n", r.nonce)); err != nil {
+					r.t.kill()
+					return err
+				}
+			}
+			if p := r.dec.pause; p != nil && !r.over {
+				r.dec.pause = nil
+				r.reason, r.paused = *p, true
+				if interrupted && r.reason == PauseInterrupt {
+					r.reason = PauseTimeout
+				}
+				r.dec.states()
+				if r.reason == PausePostMortem && r.dec.exit != nil {
+					r.tr.Stdout, r.tr.Exit, r.tr.Traceback = r.dec.stdout, *r.dec.exit, r.dec.traceback
+					r.ended = true
+				}
+			}
+			if done() {
+				return nil
+			}
+		case 'E':
+			var end workerEnd
+			if err := json.Unmarshal(f.payload, &end); err != nil {
+				r.t.kill()
+				return fmt.Errorf("tracer: bad end frame: %w", err)
+			}
+			if end.Nonce != r.nonce && end.WorkerError == "" {
+				r.t.kill()
+				return fmt.Errorf("tracer: end frame of another run (nonce %q, want %q)", end.Nonce, r.nonce)
+			}
+			if end.WorkerError != "" {
+				r.ended, r.paused = true, false
+				return fmt.Errorf("tracer: worker: %s", end.WorkerError)
+			}
+			if interrupted {
+				end.Timeout = true
+			}
+			r.dec.finish(end)
+			r.t.last = end
+			r.ended, r.paused = true, false
+			r.closed = true // the worker is free again
+			r.t.mu.Unlock()
+			return nil
+		default:
+			r.t.kill()
+			return fmt.Errorf("tracer: unexpected frame %q", f.kind)
+		}
+		go read()
+	}
+}

@@ -1,0 +1,265 @@
+package tracer
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// liveTracer is a tracer of its own: a live run holds its tracer.
+func liveTracer(t *testing.T) *Tracer {
+	t.Helper()
+	tr, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	return tr
+}
+
+func startLive(t *testing.T, tt *Tracer, src string, lim Limits, out func(string)) *Run {
+	t.Helper()
+	r, err := tt.Start(context.Background(), Program{Source: src}, lim, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+const liveProg = `def f(n):
+    total = 0
+    for i in range(n):
+        total += i
+    return total
+
+xs = []
+for k in range(3):
+    xs.append(f(k))
+print("done", xs)
+`
+
+// Pausing changes nothing in what is recorded: a live run stepped event by
+// event, and one resumed with a filter that never pauses, record the same
+// trace as a whole run.
+func TestLiveTraceEqualsWholeRun(t *testing.T) {
+	want := trace(t, Program{Source: liveProg}, Limits{})
+	tt := liveTracer(t)
+	for _, tc := range []struct {
+		name string
+		f    Pause
+	}{{"step", PauseAll}, {"depth0", Pause{Depth: 0}}, {"never", Pause{Depth: -1}}, {"lines", Pause{Depth: -1, Lines: []int{4}}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out strings.Builder
+			r := startLive(t, tt, liveProg, Limits{}, func(s string) { out.WriteString(s) })
+			pauses := 0
+			for !r.Ended() {
+				if err := r.Resume(context.Background(), tc.f); err != nil {
+					t.Fatal(err)
+				}
+				pauses++
+			}
+			got := r.Trace()
+			if !reflect.DeepEqual(got.States, want.States) || got.Exit != want.Exit || got.Stdout != want.Stdout {
+				t.Fatalf("live trace differs: %d states (want %d), exit %+v (want %+v)", len(got.States), len(want.States), got.Exit, want.Exit)
+			}
+			if out.String() != want.Stdout {
+				t.Errorf("streamed output %q, want %q", out.String(), want.Stdout)
+			}
+			t.Logf("%d pauses for %d states", pauses, len(got.States))
+			if tc.name == "step" && pauses != len(want.States) {
+				t.Errorf("stepping paused %d times for %d states", pauses, len(want.States))
+			}
+			if tc.name == "never" && pauses != 1 {
+				t.Errorf("a filter that never pauses paused %d times", pauses)
+			}
+		})
+	}
+}
+
+func TestLiveEvalAndExec(t *testing.T) {
+	tt := liveTracer(t)
+	src := "def g(a):\n    b = a * 2\n    return b\n\nx = g(20)\nprint(x)\n"
+	r := startLive(t, tt, src, Limits{}, nil)
+	ctx := context.Background()
+	// pause at g's line 3 (b = 40 recorded)
+	if err := r.Resume(ctx, Pause{Depth: -1, Lines: []int{3}}); err != nil {
+		t.Fatal(err)
+	}
+	st := r.Trace().States
+	if last := st[len(st)-1]; last.Lineno != 3 || last.Event != EventLine {
+		t.Fatalf("paused at %+v", last)
+	}
+	for _, tc := range []struct {
+		src, mode string
+		level     int
+		ok        bool
+		text      string
+	}{
+		{"a + b", EvalExpr, 0, true, "60"},
+		{"[b] * 2", EvalPretty, 0, true, "[40, 40]"},
+		{"nope", EvalExpr, 0, false, "NameError: name 'nope' is not defined"},
+		{"1/0", EvalExpr, 0, false, "ZeroDivisionError: division by zero"},
+		{"g", EvalExpr, 1, true, "<function g at"},
+		{"print('side')", EvalExec, 0, true, "side\n"},
+		{"b", EvalExec, 0, true, "40\n"},
+		{"b = 7", EvalExec, 0, true, ""},
+		{"b", EvalExpr, 0, true, "7"},
+	} {
+		res, err := r.Eval(ctx, tc.level, tc.src, tc.mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.OK != tc.ok || !strings.HasPrefix(res.Text, tc.text) {
+			t.Errorf("%s %q at level %d: %+v, want ok=%v %q", tc.mode, tc.src, tc.level, res, tc.ok, tc.text)
+		}
+		if tc.src == "b = 7" {
+			if v, _ := res.Locals.Get("b"); v != "7" {
+				t.Errorf("locals after the statement: %v", res.Locals)
+			}
+		}
+	}
+	// The statement's write stays: g returns 7, and the program prints it.
+	for !r.Ended() {
+		if err := r.Resume(ctx, Pause{Depth: -1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out := r.Trace().Stdout; out != "7\n" {
+		t.Errorf("stdout %q after b = 7", out)
+	}
+	if _, err := r.Eval(ctx, 0, "1", EvalExpr); err == nil {
+		t.Error("eval after the end succeeded")
+	}
+}
+
+func TestLiveInterruptAndTimeout(t *testing.T) {
+	tt := liveTracer(t)
+	src := "i = 0\nwhile True:\n    i += 1\n"
+	r := startLive(t, tt, src, Limits{Timeout: time.Minute, MaxEvents: 1 << 30}, nil)
+	ctx := context.Background()
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		r.Interrupt()
+	}()
+	if err := r.Resume(ctx, Pause{Depth: -1}); err != nil {
+		t.Fatal(err)
+	}
+	if reason, ok := r.Paused(); !ok || reason != PauseInterrupt || r.Ended() {
+		t.Fatalf("after Interrupt: reason %q paused %v ended %v", reason, ok, r.Ended())
+	}
+	n := len(r.Trace().States)
+	if n < 100 {
+		t.Errorf("only %d states before the interrupt", n)
+	}
+	res, err := r.Eval(ctx, 0, "i > 10", EvalExpr)
+	if err != nil || res.Text != "True" {
+		t.Fatalf("eval in the loop: %+v %v", res, err)
+	}
+	// Timeout: the run pauses itself.
+	r2 := startLive(t, liveTracer(t), src, Limits{Timeout: 300 * time.Millisecond, MaxEvents: 1 << 30}, nil)
+	if err := r2.Resume(ctx, Pause{Depth: -1}); err != nil {
+		t.Fatal(err)
+	}
+	if reason, ok := r2.Paused(); !ok || reason != PauseTimeout {
+		t.Fatalf("after the timeout: reason %q paused %v ended %v exit %+v", reason, ok, r2.Ended(), r2.Trace().Exit)
+	}
+	// Stuck in C code: ended as a timeout.
+	r3 := startLive(t, liveTracer(t), "import time\ntime.sleep(60)\n", Limits{Timeout: 200 * time.Millisecond}, nil)
+	start := time.Now()
+	if err := r3.Resume(ctx, Pause{Depth: -1}); err != nil {
+		t.Fatal(err)
+	}
+	if !r3.Ended() || r3.Trace().Exit.Kind != ExitNever || r3.Trace().Exit.Reason != "timeout" {
+		t.Fatalf("sleeping program: ended %v exit %+v", r3.Ended(), r3.Trace().Exit)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("took %v to end", d)
+	}
+}
+
+func TestLivePostMortem(t *testing.T) {
+	tt := liveTracer(t)
+	src := "def inner(d):\n    k = 'x'\n    return d[k]\n\ndef outer():\n    table = {'y': 1}\n    return inner(table)\n\nouter()\n"
+	r := startLive(t, tt, src, Limits{}, nil)
+	ctx := context.Background()
+	for !r.Ended() {
+		if err := r.Resume(ctx, Pause{Depth: -1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if reason, ok := r.Paused(); !ok || reason != PausePostMortem {
+		t.Fatalf("no post-mortem: %q %v", reason, ok)
+	}
+	tr := r.Trace()
+	if tr.Exit.Kind != ExitError || !strings.Contains(tr.Exit.Error, "KeyError") {
+		t.Fatalf("exit %+v", tr.Exit)
+	}
+	for _, want := range []string{"Traceback (most recent call last):", "line 9, in <module>", "line 7, in outer", "line 3, in inner", "    return d[k]", "KeyError: 'x'"} {
+		if !strings.Contains(tr.Traceback, want) {
+			t.Errorf("traceback lacks %q:\n%s", want, tr.Traceback)
+		}
+	}
+	if strings.Contains(tr.Traceback, "tracer") || strings.Contains(tr.Traceback, "<string>") {
+		t.Errorf("traceback shows ndb's frames:\n%s", tr.Traceback)
+	}
+	for level, want := range map[int]string{0: "'x'", 1: "{'y': 1}"} {
+		expr := map[int]string{0: "k", 1: "table"}[level]
+		res, err := r.Eval(ctx, level, expr, EvalExpr)
+		if err != nil || res.Text != want {
+			t.Errorf("post-mortem p %s at level %d: %+v %v", expr, level, res, err)
+		}
+	}
+	// A whole run records the traceback too.
+	if whole := trace(t, Program{Source: src}, Limits{}); whole.Traceback != tr.Traceback {
+		t.Errorf("whole run's traceback:\n%s\nlive:\n%s", whole.Traceback, tr.Traceback)
+	}
+}
+
+func TestLiveJump(t *testing.T) {
+	tt := liveTracer(t)
+	src := "a = 1\na = 2\na = 3\nprint(a)\n"
+	r := startLive(t, tt, src, Limits{}, nil)
+	ctx := context.Background()
+	if err := r.Resume(ctx, PauseAll); err != nil { // from <module>'s call to line 1
+		t.Fatal(err)
+	}
+	if res, _ := r.Eval(ctx, 0, "a", EvalExpr); res.OK {
+		t.Errorf("a is set before line 1 ran: %+v", res)
+	}
+	// paused at line 1's line event: jump over lines 1 and 2
+	st := r.Trace().States
+	if last := st[len(st)-1]; last.Event != EventLine || last.Lineno != 1 {
+		t.Fatalf("first pause at %+v", last)
+	}
+	res, err := r.Jump(ctx, 3)
+	if err != nil || !res.OK {
+		t.Fatalf("jump: %+v %v", res, err)
+	}
+	st = r.Trace().States
+	if last := st[len(st)-1]; last.Event != EventLine || last.Lineno != 3 {
+		t.Fatalf("after the jump the last state is %+v", last)
+	}
+	if reason, _ := r.Paused(); reason != PauseJump {
+		t.Errorf("reason %q", reason)
+	}
+	if res, _ := r.Jump(ctx, 99); res.OK || !strings.Contains(res.Text, "Jump failed") {
+		t.Errorf("jump to line 99: %+v", res)
+	}
+	for !r.Ended() {
+		if err := r.Resume(ctx, PauseAll); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var lines []int
+	for _, s := range r.Trace().States {
+		if s.Event == EventLine {
+			lines = append(lines, s.Lineno)
+		}
+	}
+	if !reflect.DeepEqual(lines, []int{1, 3, 4}) || r.Trace().Stdout != "3\n" {
+		t.Errorf("lines %v stdout %q", lines, r.Trace().Stdout)
+	}
+}
