@@ -263,3 +263,59 @@ func TestLiveJump(t *testing.T) {
 		t.Errorf("lines %v stdout %q", lines, r.Trace().Stdout)
 	}
 }
+
+// TestLiveHostile: a program that fights its live run (steals the requests
+// on its control pipe, ignores the interrupt signal) confuses only its own
+// run, which ends within the time limit and 5 s more; the same tracer then
+// runs the next program exactly.
+func TestLiveHostile(t *testing.T) {
+	want := trace(t, Program{Source: liveProg}, Limits{})
+	tt := liveTracer(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name, src string
+	}{
+		// A thread reads every descriptor: the control pipe's requests
+		// ("go" included) go to it, so the paused program never resumes.
+		{"steals requests", `import os, threading
+def steal():
+    for fd in range(3, 32):
+        try:
+            while os.read(fd, 1 << 16):
+                pass
+        except OSError:
+            pass
+threading.Thread(target=steal, daemon=True).start()
+x = 0
+while True:
+    x += 1
+`},
+		{"ignores interrupts", "import signal\nsignal.signal(signal.SIGUSR2, signal.SIG_IGN)\nx = 0\nwhile True:\n    x += 1\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := startLive(t, tt, tc.src, Limits{Timeout: 300 * time.Millisecond, MaxEvents: 1 << 30}, nil)
+			start := time.Now()
+			for i := 0; i < 20 && !r.Ended(); i++ { // each a time limit, if the interrupt worked
+				if err := r.Resume(ctx, Pause{Depth: -1}); err != nil {
+					break
+				}
+			}
+			if took := time.Since(start); !r.Ended() || took > 20*time.Second {
+				t.Errorf("ended %v after %v; exit %+v", r.Ended(), took, r.Trace().Exit)
+			}
+			t.Logf("exit %+v after %v", r.Trace().Exit, time.Since(start))
+			r.Close()
+			start = time.Now()
+			next := startLive(t, tt, liveProg, Limits{}, nil)
+			for !next.Ended() {
+				if err := next.Resume(ctx, Pause{Depth: -1}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := next.Trace(); !reflect.DeepEqual(got.States, want.States) || got.Exit != want.Exit {
+				t.Errorf("the next run: %d states (want %d), exit %+v", len(got.States), len(want.States), got.Exit)
+			}
+			t.Logf("the next run took %v", time.Since(start))
+		})
+	}
+}
