@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"ndb/tracer"
 )
@@ -37,6 +39,13 @@ type liveRun struct {
 
 	ctx context.Context // of the command being answered
 	err error           // the run failed (a dead worker, a cancelled ctx)
+
+	// A command may resume the run many times (a step out of a loop that
+	// calls, a condition that never holds): the time limit and an
+	// interrupt hold for the whole command, not for one resume.
+	began     time.Time   // of the command being answered
+	interrupt atomic.Bool // Interrupt came while the command ran
+	forced    string      // why the command's last resume paused at the next event
 
 	out     func(string)
 	pending strings.Builder // output before SetOutput, bounded by the tracer's output limit
@@ -83,12 +92,22 @@ func (b *TraceBackend) more(p tracer.Pause) (interrupted, ok bool) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	if l.forced == "" && !l.began.IsZero() {
+		if l.interrupt.Swap(false) {
+			l.forced = tracer.PauseInterrupt
+		} else if lim := l.run.Timeout(); lim > 0 && time.Since(l.began) > lim {
+			l.forced = tracer.PauseTimeout
+		}
+	}
+	if l.forced != "" {
+		p = tracer.PauseAll
+	}
 	if err := l.run.Resume(ctx, p); err != nil {
 		l.err = err
 	}
 	b.tr.Grow()
 	reason, paused := l.run.Paused()
-	interrupted = paused && !l.run.Ended() && (reason == tracer.PauseInterrupt || reason == tracer.PauseTimeout)
+	interrupted = paused && !l.run.Ended() && (reason == tracer.PauseInterrupt || reason == tracer.PauseTimeout || l.forced != "")
 	return interrupted, l.err == nil && !l.run.Ended()
 }
 
@@ -111,14 +130,19 @@ func (b *TraceBackend) answering(ctx context.Context) func(Stop, error) (Stop, e
 		return func(s Stop, err error) (Stop, error) { return s, err }
 	}
 	b.live.ctx = ctx
+	b.live.began, b.live.forced = time.Now(), ""
+	b.live.interrupt.Store(false)
 	return func(s Stop, err error) (Stop, error) {
-		b.live.ctx = nil
+		b.live.ctx, b.live.began = nil, time.Time{}
 		if err == nil && b.live.err != nil {
 			return Stop{}, b.live.err
 		}
 		if err == nil && !s.IsExit() && s.Index == b.tr.interruptStop && s.Index == len(b.tr.T.States)-1 {
 			if reason, ok := b.live.run.Paused(); ok {
 				s.Interrupted = reason
+			}
+			if s.Interrupted == "" {
+				s.Interrupted = b.live.forced
 			}
 		}
 		return s, err
@@ -205,6 +229,7 @@ func (b *TraceBackend) Interrupt() {
 	b.live.mu.Lock()
 	run := b.live.run
 	b.live.mu.Unlock()
+	b.live.interrupt.Store(true)
 	if run != nil {
 		run.Interrupt()
 	}

@@ -299,3 +299,43 @@ func TestPostMortem(t *testing.T) {
 		}
 	}
 }
+
+// TestLiveLimitsHoldPerCommand: a command that resumes the program at
+// every event of a frame (a step out of an endless loop that calls) still
+// stops at the time limit, and at an interrupt, though no single resume
+// runs long.
+func TestLiveLimitsHoldPerCommand(t *testing.T) {
+	python := pythonExe(t)
+	src := "def g():\n    return 1\n\ndef f():\n    i = 0\n    while True:\n        i += g()\n\nf()\n"
+	b := liveBackend(t, python, tracer.Program{Source: src}, tracer.Limits{Timeout: time.Second, MaxEvents: 1 << 30})
+	defer b.Close()
+	ctx := context.Background()
+	s, err := NewSession(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s.Current().Function != "f" {
+		if _, err := s.Do(ctx, Command{Action: StepInto}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	st, err := s.Do(ctx, Command{Action: StepReturn})
+	if took := time.Since(start); err != nil || st.Interrupted != tracer.PauseTimeout || took > 10*time.Second {
+		t.Fatalf("step out of an endless loop, 1 s limit: %+v %v after %v", st, err, took)
+	}
+	for s.Current().Function != "f" { // the limit may have stopped it in g
+		if _, err := s.Do(ctx, Command{Action: StepInto}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		s.Interrupt()
+	}()
+	start = time.Now()
+	st, err = s.Do(ctx, Command{Action: StepReturn})
+	if took := time.Since(start); err != nil || st.Interrupted != tracer.PauseInterrupt || took > 900*time.Millisecond {
+		t.Errorf("step out, interrupted after 0.2 s: %+v %v after %v", st, err, took)
+	}
+}

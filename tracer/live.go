@@ -131,6 +131,9 @@ func (r *Run) Trace() *Trace { return r.tr }
 // in post-mortem has ended and is still Paused.
 func (r *Run) Ended() bool { return r.ended }
 
+// Timeout is how long one Resume may run before the run interrupts itself.
+func (r *Run) Timeout() time.Duration { return r.lim.Timeout }
+
 // Paused reports whether the program waits for a request, and why it
 // paused (PauseFilter, PauseInterrupt, ...). A paused run that has not
 // ended waits after the last state of its trace.
