@@ -207,30 +207,12 @@ func runNdb(t *tracer.Trace, cmds []string) ([]pdbStopRec, []string, error) {
 		if s.Current().IsExit() {
 			break
 		}
-		var cmd Command
-		switch f := strings.Fields(c); f[0] {
-		case "s":
-			cmd = Command{Action: StepInto}
-		case "n":
-			cmd = Command{Action: StepOver}
-		case "unt":
-			cmd = Command{Action: StepOver, Until: true}
-			if len(f) > 1 {
-				cmd.Line, _ = strconv.Atoi(f[1])
-				if cmd.Line <= s.Current().Lineno {
-					continue // pdb refuses a line that is not below the current one
-				}
-			}
-		case "r":
-			cmd = Command{Action: StepReturn}
-		case "c":
-			cmd = Command{Action: Continue}
-		case "b":
-			line, _ := strconv.Atoi(f[1])
-			_ = s.SetBreak(line) // pdb refuses the same lines, and goes on
+		cmd, move, err := sessionCommand(s, c)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !move {
 			continue
-		default:
-			return nil, nil, fmt.Errorf("bad command %q", c)
 		}
 		st, err := s.Do(ctx, cmd)
 		if err != nil {
@@ -240,6 +222,48 @@ func runNdb(t *tracer.Trace, cmds []string) ([]pdbStopRec, []string, error) {
 		stops = append(stops, stopRec(st))
 	}
 	return stops, moves, nil
+}
+
+// sessionCommand reads one of the tests' pdb-like commands (s n r unt [N]
+// c, b N; and reverse: bs = inv_step_into, bo = inv_step_over, bc =
+// inv_step_call, rc = reverse continue). move is false for b (set on s,
+// refused lines ignored as pdb goes on) and for an unt N that pdb refuses
+// (N not below the current line).
+func sessionCommand(s *Session, c string) (cmd Command, move bool, err error) {
+	f := strings.Fields(c)
+	switch f[0] {
+	case "s":
+		cmd = Command{Action: StepInto}
+	case "n":
+		cmd = Command{Action: StepOver}
+	case "unt":
+		cmd = Command{Action: StepOver, Until: true}
+		if len(f) > 1 {
+			cmd.Line, _ = strconv.Atoi(f[1])
+			if cmd.Line <= s.Current().Lineno {
+				return cmd, false, nil
+			}
+		}
+	case "r":
+		cmd = Command{Action: StepReturn}
+	case "c":
+		cmd = Command{Action: Continue}
+	case "rc":
+		cmd = Command{Action: Continue, Backward: true}
+	case "bs":
+		cmd = Command{Action: InvStepInto}
+	case "bo":
+		cmd = Command{Action: InvStepOver}
+	case "bc":
+		cmd = Command{Action: InvStepCall}
+	case "b":
+		line, _ := strconv.Atoi(f[1])
+		_ = s.SetBreak(line)
+		return cmd, false, nil
+	default:
+		return cmd, false, fmt.Errorf("bad command %q", c)
+	}
+	return cmd, true, nil
 }
 
 // pythonExe resolves the real interpreter behind python3 (not the shim).

@@ -40,9 +40,8 @@ func liveBackend(t testing.TB, python string, prog tracer.Program, lim tracer.Li
 	return b
 }
 
-// driveSession runs pdb-like commands (s n r unt [N] c, b N; and reverse:
-// bs = inv_step_into, bo = inv_step_over, bc = inv_step_call, rc = reverse
-// continue) and returns every stop.
+// driveSession runs the tests' pdb-like commands (sessionCommand) and
+// returns every stop.
 func driveSession(t testing.TB, b Backend, cmds []string) []Stop {
 	t.Helper()
 	ctx := context.Background()
@@ -53,39 +52,12 @@ func driveSession(t testing.TB, b Backend, cmds []string) []Stop {
 	stops := []Stop{s.Current()}
 	for _, c := range cmds {
 		cur := s.Current()
-		f := strings.Fields(c)
-		var cmd Command
-		switch f[0] {
-		case "s":
-			cmd = Command{Action: StepInto}
-		case "n":
-			cmd = Command{Action: StepOver}
-		case "unt":
-			cmd = Command{Action: StepOver, Until: true}
-			if len(f) > 1 {
-				cmd.Line, _ = strconv.Atoi(f[1])
-				if cmd.Line <= cur.Lineno {
-					continue
-				}
-			}
-		case "r":
-			cmd = Command{Action: StepReturn}
-		case "c":
-			cmd = Command{Action: Continue}
-		case "rc":
-			cmd = Command{Action: Continue, Backward: true}
-		case "bs":
-			cmd = Command{Action: InvStepInto}
-		case "bo":
-			cmd = Command{Action: InvStepOver}
-		case "bc":
-			cmd = Command{Action: InvStepCall}
-		case "b":
-			line, _ := strconv.Atoi(f[1])
-			_ = s.SetBreak(line)
+		cmd, move, err := sessionCommand(s, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !move {
 			continue
-		default:
-			t.Fatalf("bad command %q", c)
 		}
 		if cur.IsExit() && (cur.Exit == ExitInvEntry) == cmd.Reverse() {
 			continue
