@@ -1,6 +1,9 @@
 # The two set-up commands of the README: `make demo` (the main job) and
 # `make test` (what CI runs). Both install what they need first.
 GO ?= go
+# pipefail: `go test -json | testsummary` fails when go test fails.
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 BIN := bin/ndb
 
 .PHONY: deps build demo test dap-e2e bench
@@ -16,12 +19,13 @@ build: deps
 demo: build
 	./scripts/demo.sh $(BIN)
 
-# Vet, a pure-Go (no cgo) build, every test, then `ndb dap` driven by
+# Vet, a pure-Go (no cgo) build, every test (summed up by scripts/testsummary:
+# failures, each skipped test with its reason, counts), then `ndb dap` driven by
 # @vscode/debugadapter-testsupport (npm) on the real and model engines.
 test: deps
 	$(GO) vet ./...
 	CGO_ENABLED=0 $(GO) build ./...
-	$(GO) test -count=1 -timeout 45m ./...
+	$(GO) test -count=1 -timeout 45m -json ./... | $(GO) run ./scripts/testsummary
 	GO=$(GO) ./scripts/dap-e2e.sh
 
 # The DAP end-to-end test alone (docs/dap.md, Tests).

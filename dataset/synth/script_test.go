@@ -3,7 +3,6 @@ package synth
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -83,19 +82,5 @@ func TestScriptShape(t *testing.T) {
 	}
 	if GenerateScript(1, 0).Source == GenerateScript(2, 0).Source {
 		t.Error("seeds 1 and 2 give the same script 0")
-	}
-}
-
-// SCRIPT_DUMP=20 SCRIPT_START=0 SCRIPT_SEED=1 go test -run TestScriptDump -v ./dataset/synth/
-func TestScriptDump(t *testing.T) {
-	n, _ := strconv.Atoi(os.Getenv("SCRIPT_DUMP"))
-	start, _ := strconv.Atoi(os.Getenv("SCRIPT_START"))
-	seed, err := strconv.ParseInt(os.Getenv("SCRIPT_SEED"), 10, 64)
-	if err != nil {
-		seed = 1
-	}
-	for i := start; i < start+n; i++ {
-		p := GenerateScript(seed, i)
-		fmt.Printf("### %s\n%s", p.Path, p.Source)
 	}
 }
