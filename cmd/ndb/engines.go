@@ -23,6 +23,7 @@ type engineFlags struct {
 	openaiURL   string
 	openaiModel string
 	openaiKey   string
+	tokenIDs    bool
 	python      string
 }
 
@@ -32,14 +33,19 @@ func (f *engineFlags) add(fs *pflag.FlagSet, withPython bool) {
 	fs.StringVar(&f.openaiURL, "openai-url", "", "OpenAI-compatible API root for the openai and cwm engines, e.g. http://127.0.0.1:8000/v1 (env "+openai.EnvBaseURL+")")
 	fs.StringVar(&f.openaiModel, "openai-model", "", "model name sent to the endpoint (env "+openai.EnvModel+")")
 	fs.StringVar(&f.openaiKey, "openai-key", "", "API key for the endpoint; prefer the env "+openai.EnvAPIKey)
+	fs.BoolVar(&f.tokenIDs, "openai-token-ids", false, "send prompts to the endpoint as the token ids of --model's tokenizer (default model: $NDB_MODEL, else the embedded one), for a server running ndb's model exported with ndb export --gguf")
 	if withPython {
 		fs.StringVar(&f.python, "python", "python3", "Python interpreter for the real engine and verify")
 	}
 }
 
 func (f *engineFlags) options() engine.Options {
-	return engine.Options{Model: f.model, Python: f.python,
+	o := engine.Options{Model: f.model, Python: f.python,
 		OpenAI: openai.Config{BaseURL: f.openaiURL, Model: f.openaiModel, APIKey: f.openaiKey}}
+	if f.tokenIDs {
+		o.OpenAI.TokenIDs = tokenIDsOf(f.model)
+	}
+	return o
 }
 
 // haveDefaultModel reports whether the model engine can start without

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"ndb/model/defaultmodel"
 	"ndb/model/hf"
+	"ndb/model/infer"
 	"ndb/model/modelfile"
 	"ndb/model/nn"
 	"ndb/model/tokenizer"
@@ -90,5 +92,110 @@ func TestTokenizerExportImportCommands(t *testing.T) {
 	}
 	if _, err := runNDB(t, "export", "--model", model, "--out", hfDir, "--dtype", "f64"); err == nil {
 		t.Error("export accepted --dtype f64")
+	}
+}
+
+// TestExportGGUFCommand: `ndb export --gguf` writes what hf.ExportGGUF
+// writes, for --model and for the default model (no --model: $NDB_MODEL,
+// else the embedded one); --out and --gguf together write both.
+func TestExportGGUFCommand(t *testing.T) {
+	dir := t.TempDir()
+	tok, err := tokenizer.Train(slices.Values([]string{"def f(n):\n    return n * 7<|frame_sep|>"}), 300, tokenizer.SpecialTokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := nn.Configs["tiny"]
+	cfg.Vocab = tok.VocabSize()
+	w := make([]float32, cfg.NumParams())
+	for i := range w {
+		w[i] = float32(math.Sin(float64(i))) / 3
+	}
+	m := &modelfile.Model{Config: cfg, Tokenizer: tok, Weights: w}
+	model := filepath.Join(dir, "m.ndb")
+	if err := modelfile.Save(model, m); err != nil {
+		t.Fatal(err)
+	}
+	want := func(m *modelfile.Model, d hf.DType) []byte {
+		p := filepath.Join(t.TempDir(), "want.gguf")
+		if err := hf.ExportGGUF(p, m, hf.GGUFOptions{DType: d}); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(p)
+		return b
+	}
+	same := func(path string, wantBytes []byte) {
+		t.Helper()
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(got, []byte("GGUF")) || !bytes.Equal(got, wantBytes) {
+			t.Errorf("%s: %d bytes differ from hf.ExportGGUF's %d", path, len(got), len(wantBytes))
+		}
+	}
+	// Flags persist between in-process runs: reset them each time.
+	reset := func() {
+		exportFlags.model, exportFlags.out, exportFlags.gguf, exportFlags.dtype, exportFlags.shardMB = "", "", "", "f32", 0
+	}
+
+	reset()
+	g := filepath.Join(dir, "m.gguf")
+	if out, err := runNDB(t, "export", "--model", model, "--gguf", g, "--dtype", "f16"); err != nil {
+		t.Fatalf("export --gguf: %v\n%s", err, out)
+	}
+	same(g, want(m, hf.F16))
+
+	reset()
+	t.Setenv(infer.ModelEnv, model)
+	hfDir := filepath.Join(dir, "hf")
+	if out, err := runNDB(t, "export", "--gguf", g, "--out", hfDir); err != nil {
+		t.Fatalf("export with $NDB_MODEL: %v\n%s", err, out)
+	}
+	same(g, want(m, hf.F32))
+	if _, err := os.Stat(filepath.Join(hfDir, hf.WeightsFile)); err != nil {
+		t.Errorf("--out with --gguf: %v", err)
+	}
+
+	reset()
+	if _, err := runNDB(t, "export", "--model", model); err == nil || !strings.Contains(err.Error(), "--gguf") {
+		t.Errorf("export without --out or --gguf: %v", err)
+	}
+
+	if _, err := defaultmodel.Bytes(); err != nil {
+		t.Logf("no embedded model: %v", err)
+		return
+	}
+	reset()
+	t.Setenv(infer.ModelEnv, "")
+	if out, err := runNDB(t, "export", "--gguf", g); err != nil {
+		t.Fatalf("export --gguf of the embedded model: %v\n%s", err, out)
+	}
+	emb, err := loadModelFile("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	same(g, want(emb, hf.F32))
+}
+
+// TestTokenIDsOf: --openai-token-ids encodes with the model file's
+// tokenizer, and a missing model file is the request's error.
+func TestTokenIDsOf(t *testing.T) {
+	tok, err := tokenizer.Train(slices.Values([]string{"x = 1<|frame_sep|>"}), 300, tokenizer.SpecialTokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := nn.Configs["tiny"]
+	cfg.Vocab = tok.VocabSize()
+	model := filepath.Join(t.TempDir(), "m.ndb")
+	if err := modelfile.Save(model, &modelfile.Model{Config: cfg, Tokenizer: tok, Weights: make([]float32, cfg.NumParams())}); err != nil {
+		t.Fatal(err)
+	}
+	const prompt = "<|begin_of_text|>x = 1<|frame_sep|>"
+	ids, err := tokenIDsOf(model)(prompt)
+	if err != nil || !slices.Equal(ids, tok.Encode(prompt)) {
+		t.Errorf("ids %v (%v), want %v", ids, err, tok.Encode(prompt))
+	}
+	if _, err := tokenIDsOf(filepath.Join(t.TempDir(), "absent.ndb"))(prompt); err == nil {
+		t.Error("a missing model file gave ids")
 	}
 }

@@ -45,6 +45,14 @@ type Config struct {
 	Retries int           // extra attempts after a retryable failure; <0 means none, 0 means 3
 	Backoff time.Duration // wait before the first retry, doubled each time (capped at 10s); 0 means 500ms
 
+	// TokenIDs, if set, makes every request carry its prompt as the token
+	// ids it returns ("prompt": [ids], which OpenAI's completions API,
+	// llama.cpp's server and vLLM accept) instead of text: a server running
+	// ndb's model (ndb export --gguf) then sees exactly the tokens ndb's
+	// model sees, whatever its own pre-tokenizer would make of the text.
+	// Its error fails the request without a retry.
+	TokenIDs func(prompt string) ([]int32, error)
+
 	// HTTPClient, if set, replaces the default client (tests, proxies).
 	HTTPClient *http.Client
 }
@@ -134,7 +142,7 @@ type Choice struct {
 
 type wireRequest struct {
 	Model       string   `json:"model,omitempty"`
-	Prompt      string   `json:"prompt"`
+	Prompt      any      `json:"prompt"` // a string, or []int32 token ids (Config.TokenIDs)
 	MaxTokens   int      `json:"max_tokens,omitempty"`
 	Temperature float64  `json:"temperature"`
 	TopP        float64  `json:"top_p,omitempty"`
@@ -198,8 +206,20 @@ func (c *Client) Complete(ctx context.Context, req Request) ([]Choice, error) {
 		one := 1
 		logprobs = &one
 	}
+	var prompt any = req.Prompt
+	if c.cfg.TokenIDs != nil {
+		ids, err := c.cfg.TokenIDs(req.Prompt)
+		if err != nil {
+			return nil, fmt.Errorf("openai: token ids: %w", err)
+		}
+		if len(ids) == 0 {
+			// An empty list is no prompt to any server.
+			return nil, &protocolError{"prompt encodes to no tokens"}
+		}
+		prompt = ids
+	}
 	body, err := json.Marshal(wireRequest{
-		Model: c.cfg.Model, Prompt: req.Prompt, MaxTokens: req.MaxTokens,
+		Model: c.cfg.Model, Prompt: prompt, MaxTokens: req.MaxTokens,
 		Temperature: req.Temperature, TopP: req.TopP, Stop: req.Stop, N: req.N, Seed: req.Seed,
 		Logprobs: logprobs, SkipSpecialTokens: &keep,
 	})

@@ -3,7 +3,8 @@
 // shards with model.safetensors.index.json), config.json for
 // LlamaForCausalLM, tokenizer.json, tokenizer_config.json and
 // special_tokens_map.json. transformers, vLLM and ndb's PyTorch trainer read
-// these files; ndb reads what they write in the same layout.
+// these files; ndb reads what they write in the same layout. ExportGGUF
+// writes the same model as one GGUF file for llama.cpp (gguf.go).
 //
 // Tensor names and shapes are nn.Config.Layout's, which are HF's, so export
 // and import are copies. F32 round-trips bit for bit.
