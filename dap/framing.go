@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -17,7 +18,10 @@ const (
 	// MaxHeaderLines bounds the header lines of one message.
 	MaxHeaderLines = 32
 	// MaxBody bounds one message's body; a longer one is skipped unread.
-	MaxBody = 16 << 20
+	// Decoding JSON costs about 40 times its size in allocations (2 MB of
+	// breakpoints: 77 MB), so the bound is what keeps one message's cost
+	// under the server's memory budget; DAP's messages are small.
+	MaxBody = 4 << 20
 )
 
 // FrameError is a malformed frame: the reader reports it and goes on with
@@ -34,17 +38,29 @@ func (e *FrameError) Error() string { return e.Msg }
 // next Content-Length header, so one error is reported per bad frame, not
 // per line of garbage.
 type frameReader struct {
-	r      *bufio.Reader
-	resync bool // skipping to the next Content-Length line
+	r       *bufio.Reader
+	resync  bool  // skipping to the next Content-Length line
+	maxBody int   // bound of a body (MaxBody; less before a connection's token)
+	skip    int64 // bytes of an over-long body still to skip (by the next call)
 }
 
 func newFrameReader(r io.Reader) *frameReader {
-	return &frameReader{r: bufio.NewReaderSize(r, MaxHeaderLine)}
+	return &frameReader{r: bufio.NewReaderSize(r, MaxHeaderLine), maxBody: MaxBody}
 }
 
 // next returns the next body, a *FrameError for a malformed frame (call
 // next again), or the stream's error (io.EOF at its end).
 func (f *frameReader) next() ([]byte, error) {
+	if f.skip > 0 {
+		// Skip an over-long body as it streams by (no buffer) to stay in
+		// step; only now, so that a caller who closes on the error never
+		// reads it.
+		n := f.skip
+		f.skip = 0
+		if _, err := io.CopyN(io.Discard, f.r, n); err != nil {
+			return nil, err
+		}
+	}
 	length := -1
 	lines := 0
 	for {
@@ -89,7 +105,7 @@ func (f *frameReader) next() ([]byte, error) {
 		case length >= 0:
 			return nil, f.fail("two Content-Length headers")
 		case err != nil && len(v) > 0 && len(v) <= 20 && strings.Trim(v, "0123456789") == "":
-			n = MaxBody + 1 // digits only, but too many for an int: too long
+			n = math.MaxInt // digits only, but too many for an int: too long
 		case err != nil || n < 0 || v == "" || v[0] == '+' || v[0] == '-':
 			return nil, f.fail(fmt.Sprintf("bad Content-Length %q", clip(v)))
 		}
@@ -103,17 +119,15 @@ func (f *frameReader) fail(msg string) error {
 	return &FrameError{Msg: msg}
 }
 
-// body reads n bytes, or skips them when n is over MaxBody.
+// body reads n bytes; over maxBody, it leaves them to the next call to
+// skip and reports the frame.
 func (f *frameReader) body(n int) ([]byte, error) {
-	if n > MaxBody {
-		// Skip the body as it streams by (no buffer) to stay in step.
-		if _, err := io.CopyN(io.Discard, f.r, int64(n)); err != nil {
-			return nil, err
-		}
-		return nil, &FrameError{Msg: fmt.Sprintf("message of %d bytes is over the limit of %d bytes; skipped", n, MaxBody)}
+	if n > f.maxBody {
+		f.skip = int64(n)
+		return nil, &FrameError{Msg: fmt.Sprintf("message of %d bytes is over the limit of %d bytes; skipped", n, f.maxBody)}
 	}
-	// Grow with what arrives: a client that declares 16 MiB and sends
-	// nothing holds no 16 MiB buffer.
+	// Grow with what arrives: a client that declares 4 MiB and sends
+	// nothing holds no 4 MiB buffer.
 	var b bytes.Buffer
 	b.Grow(min(n, 64<<10))
 	if _, err := io.CopyN(&b, f.r, int64(n)); err != nil {

@@ -3,7 +3,6 @@ package dap
 import (
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 
 	godap "github.com/google/go-dap"
@@ -11,105 +10,77 @@ import (
 	"ndb/debugger"
 )
 
-// funcBreak is a function breakpoint: a name, resolved to the first line
-// of the function's body (where pdb's `b FUNC` stops).
+// funcBreak is a function breakpoint as the client set it; the session
+// holds it as a debugger.BreakSpec with Func (resolveFuncs).
 type funcBreak struct {
 	id   int
 	name string
 	cond string
 }
 
-// FunctionLine returns the first line of the body of the function called
-// name in source (a method as Class.method or method), skipping a
-// multi-line header, blank and comment lines and the docstring, which
-// CPython does not execute; 0 when there is none.
+// FunctionLine is where a function breakpoint on name goes, as pdb puts
+// `b FUNC` once the function is defined: its code's co_firstlineno, the
+// line of its first decorator, else of its `def` (the session's function
+// breakpoint then stops at the first line the function runs, as pdb's).
+// name is a function (`total`: an unindented def first, as pdb's search,
+// else a method of that name) or a method (`C.method`: a def indented
+// under `class C`); 0 when source has none.
 func FunctionLine(source, name string) int {
 	name = strings.TrimSpace(name)
+	cls := ""
 	if i := strings.LastIndexByte(name, '.'); i >= 0 {
-		name = name[i+1:]
+		cls, name = name[:i], name[i+1:]
 	}
-	if !isName(name) {
+	if !isName(name) || cls != "" && !isName(cls) {
 		return 0
 	}
-	def := regexp.MustCompile(`^\s*(async\s+)?def\s+` + regexp.QuoteMeta(name) + `\s*\(`)
 	lines := debugger.SourceLines(source)
-	for i, l := range lines {
-		if !def.MatchString(l) {
-			continue
+	def := regexp.MustCompile(`^([ \t]*)(async\s+)?def\s+` + regexp.QuoteMeta(name) + `\s*\(`)
+	class := regexp.MustCompile(`^([ \t]*)class\s+` + regexp.QuoteMeta(cls) + `\s*[(:]`)
+	// firstLine is the def at line i with its decorators above it.
+	firstLine := func(i int) int {
+		ind := lines[i][:len(lines[i])-len(strings.TrimLeft(lines[i], " \t"))]
+		for i > 0 && strings.HasPrefix(lines[i-1], ind+"@") {
+			i--
 		}
-		// The header ends at the line where its brackets close.
-		j, depth := i, 0
-		for ; j < len(lines); j++ {
-			depth += bracketDelta(stripComment(lines[j]))
-			if depth <= 0 {
-				break
+		return i + 1
+	}
+	indentOf := func(l string) int { return len(l) - len(strings.TrimLeft(l, " \t")) }
+	if cls == "" {
+		for _, top := range []bool{true, false} {
+			for i, l := range lines {
+				if m := def.FindStringSubmatch(l); m != nil && (m[1] == "") == top {
+					return firstLine(i)
+				}
 			}
 		}
-		if j >= len(lines) {
-			return 0
+		return 0
+	}
+	for i, l := range lines {
+		m := class.FindStringSubmatch(l)
+		if m == nil {
+			continue
 		}
-		// A one-line def (def f(): return 1) has its body on its own line.
-		if h := strings.TrimSpace(stripComment(lines[j])); !strings.HasSuffix(h, ":") {
-			return j + 1
-		}
-		first := true
-		for k := j + 1; k < len(lines); k++ {
-			t := strings.TrimSpace(lines[k])
+		for j := i + 1; j < len(lines); j++ {
+			t := strings.TrimSpace(lines[j])
 			if t == "" || strings.HasPrefix(t, "#") {
 				continue
 			}
-			if first && (strings.HasPrefix(t, `"""`) || strings.HasPrefix(t, `'''`) || isStrRepr(t)) {
-				first = false
-				q := t[:3]
-				if !strings.HasPrefix(t, `"""`) && !strings.HasPrefix(t, `'''`) {
-					continue // a one-line docstring 'doc'
-				}
-				if strings.Count(t, q) >= 2 {
-					continue // """doc""" on one line
-				}
-				for k++; k < len(lines) && !strings.Contains(lines[k], q); k++ {
-				}
-				continue
+			if indentOf(lines[j]) <= len(m[1]) {
+				break // the class body ended
 			}
-			return k + 1
+			if def.MatchString(lines[j]) {
+				return firstLine(j)
+			}
 		}
-		return 0
 	}
 	return 0
 }
 
-// bracketDelta is the openers minus the closers of l outside strings.
-func bracketDelta(l string) int {
-	d := 0
-	scan(l, func(_ int, ch byte, _ int) bool {
-		switch ch {
-		case '(', '[', '{':
-			d++
-		case ')', ']', '}':
-			d--
-		}
-		return true
-	})
-	return d
-}
-
-// stripComment drops a # comment outside strings.
-func stripComment(l string) string {
-	at := -1
-	scan(l, func(i int, ch byte, _ int) bool {
-		if ch == '#' {
-			at = i
-			return false
-		}
-		return true
-	})
-	if at >= 0 {
-		return l[:at]
-	}
-	return l
-}
-
 func (c *conn) onSetFunctionBreakpoints(r *godap.SetFunctionBreakpointsRequest) error {
+	if n := len(r.Arguments.Breakpoints); n > maxBreakpoints {
+		return fmt.Errorf("setFunctionBreakpoints: %d breakpoints, over the limit of %d", n, maxBreakpoints)
+	}
 	c.funcs = c.funcs[:0]
 	out := make([]godap.Breakpoint, len(r.Arguments.Breakpoints))
 	for i, b := range r.Arguments.Breakpoints {
@@ -118,70 +89,45 @@ func (c *conn) onSetFunctionBreakpoints(r *godap.SetFunctionBreakpointsRequest) 
 		out[i] = godap.Breakpoint{Id: c.nextBP, Message: "resolved when the program is launched"}
 	}
 	if c.sess != nil {
-		for i, b := range c.resolveFuncs() {
-			out[i] = b
-		}
+		out = c.syncBreaks()
 	}
 	c.send(&godap.SetFunctionBreakpointsResponse{Response: c.response(r), Body: godap.SetFunctionBreakpointsResponseBody{Breakpoints: out}})
 	return nil
 }
 
-// resolveFuncs sets the function breakpoints' lines (replacing earlier
-// ones) and says what became of each.
-func (c *conn) resolveFuncs() []godap.Breakpoint {
-	c.funcLines = map[int]string{}
+// syncBreaks makes the session's breakpoints the client's: its line
+// breakpoints (already checked) and its function breakpoints, each
+// through Session.AddBreak, the terminal's path (conditions, function
+// breakpoints at co_firstlineno). It says what became of each function
+// breakpoint.
+func (c *conn) syncBreaks() []godap.Breakpoint {
+	c.sess.ClearBreaks()
+	kept := c.lineBreaks[:0]
+	for _, b := range c.lineBreaks {
+		if c.sess.AddBreak(debugger.BreakSpec{Line: b.line, Cond: b.cond}) == nil {
+			kept = append(kept, b)
+		}
+	}
+	c.lineBreaks = kept
 	out := make([]godap.Breakpoint, len(c.funcs))
 	src := c.sess.Source()
 	for i, f := range c.funcs {
 		b := godap.Breakpoint{Id: f.id}
 		line := FunctionLine(src, f.name)
-		_, cerr := parseCondition(f.cond)
+		name := f.name[strings.LastIndexByte(f.name, '.')+1:] // the code's name
 		switch {
 		case c.args.NoDebug:
 			b.Message = "noDebug: the program runs without stopping"
 		case line == 0:
 			b.Message = fmt.Sprintf("no function %q in %s", f.name, c.args.Program)
-		case cerr != nil:
-			b.Message = cerr.Error()
 		default:
-			if why := debugger.CheckBreakLine(src, line); why != "" {
-				b.Message = why
+			if err := c.sess.AddBreak(debugger.BreakSpec{Line: line, Func: name, Cond: f.cond}); err != nil {
+				b.Message = err.Error()
 				break
 			}
 			b.Verified, b.Line, b.Source = true, line, c.source(line)
-			c.funcLines[line] = f.cond
 		}
 		out[i] = b
 	}
-	c.rebuildBreaks()
 	return out
-}
-
-// rebuildBreaks sets the session's breakpoints to the line breakpoints and
-// the function breakpoints' lines, with their conditions (a line with an
-// unconditional breakpoint of either kind stops unconditionally).
-func (c *conn) rebuildBreaks() {
-	c.sess.ClearBreaks()
-	c.conds = map[int]*condition{}
-	plain := map[int]bool{}
-	for _, m := range []map[int]string{c.lineBreaks, c.funcLines} {
-		lines := make([]int, 0, len(m))
-		for l := range m {
-			lines = append(lines, l)
-		}
-		sort.Ints(lines)
-		for _, l := range lines {
-			if c.sess.SetBreak(l) != nil {
-				continue
-			}
-			cd, _ := parseCondition(m[l])
-			switch {
-			case cd == nil:
-				plain[l] = true
-				delete(c.conds, l)
-			case !plain[l]:
-				c.conds[l] = cd
-			}
-		}
-	}
 }

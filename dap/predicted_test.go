@@ -72,3 +72,44 @@ func TestPredictedText(t *testing.T) {
 		}
 	}
 }
+
+// TestPredictedWatch: on a model engine a watch or hover expression is
+// evaluated over the stop's predicted values where they are literals (in
+// the sandbox, by the real engine), so `s + x` works; one that needs a
+// value that is not a literal, or that raises, is refused with the reason.
+func TestPredictedWatch(t *testing.T) {
+	model := enginetest.Fixed{Text: `<|line_sep|><|arg_sep|>{"s": "'ab'", "x": "'cd'", "n": "3", "xs": "[1, 2, 3]", "o": "<A object at 0x7f>"}<|src_sep|>    return f('ab', 3)<|action_sep|>`,
+		Probs: []float64{1}}
+	reg := engine.NewRegistry(engine.Options{Predictor: model, Workers: 1})
+	defer reg.Close()
+	c, stop := startServer(t, reg)
+	defer stop()
+	initialize(t, c)
+	c.ok("launch", map[string]any{"program": program(t), "engine": "model", "call": "f('ab', 3)", "stopOnEntry": true})
+	c.ok("configurationDone", nil)
+	c.waitEvent("stopped")
+	c.move("stepIn")
+	for _, w := range []struct {
+		expr, context, want, err string
+	}{
+		{"s + x", "watch", "'abcd'", ""},
+		{"s * n", "hover", "'ababab'", ""},
+		{"len(xs) + n", "watch", "6", ""},
+		{"sorted(xs, reverse=True)", "watch", "[3, 2, 1]", ""},
+		{"n", "hover", "3", ""},
+		{"o.attr", "watch", "", "o's predicted value <A object at 0x7f> is not a Python literal"},
+		{"s + n", "watch", "", "TypeError"},
+		{"nope + 1", "watch", "", "not among the predicted locals"},
+		{"1 +", "watch", "", "SyntaxError"},
+	} {
+		r, _ := c.call("evaluate", map[string]any{"expression": w.expr, "context": w.context, "frameId": 1})
+		resp := r.GetResponse()
+		switch {
+		case w.err == "" && (!resp.Success || r.(*godap.EvaluateResponse).Body.Result != w.want):
+			t.Errorf("%s: %+v, want %s", w.expr, r, w.want)
+		case w.err != "" && (resp.Success || !strings.Contains(resp.Message, w.err)):
+			t.Errorf("%s: %+v, want an error with %q", w.expr, resp, w.err)
+		}
+	}
+	c.ok("disconnect", nil)
+}

@@ -27,7 +27,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
+	"time"
 
 	godap "github.com/google/go-dap"
 
@@ -48,7 +48,9 @@ type Server struct {
 	reg           *engine.Registry
 	log           io.Writer
 	defaultEngine string
-	token         string // TCP connections' token (listen.go)
+	token         string        // TCP connections' token (listen.go)
+	roots         []string      // workspace roots (workspace.go); none: no confinement
+	authTimeout   time.Duration // a TCP connection's time to present the token (listen.go)
 }
 
 // SetDefaultEngine names the engine of launches that name none ("" =
@@ -61,7 +63,7 @@ func NewServer(reg *engine.Registry, log io.Writer) *Server {
 	if log == nil {
 		log = io.Discard
 	}
-	return &Server{reg: reg, log: log}
+	return &Server{reg: reg, log: log, authTimeout: AuthTimeout}
 }
 
 // LaunchArgs are the arguments of the launch request (launch.json).
@@ -86,28 +88,69 @@ type LaunchArgs struct {
 // request that cannot be decoded (an unknown command, an argument of the
 // wrong JSON type) gets an error response; then the next frame is read.
 func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
-	return s.serve(ctx, r, w, false)
+	return s.serve(ctx, r, w, nil)
 }
 
-func (s *Server) serve(ctx context.Context, r io.Reader, w io.Writer, needToken bool) error {
+// errRefused ends a connection that was refused before its token (the
+// refusal was answered).
+var errRefused = errors.New("refused before the token")
+
+// serve runs one session; gate is nil where no token is needed (stdio,
+// unix sockets), else the connection's authentication (listen.go).
+func (s *Server) serve(ctx context.Context, r io.Reader, w io.Writer, gate *authGate) error {
 	ctx, cancel := context.WithCancel(ctx)
-	c := &conn{srv: s, w: w, vars: map[int]varsRef{}, needToken: needToken}
-	// One goroutine reads frames, another (the worker) answers requests in
-	// order; pause (and threads while a command runs) are answered as they
-	// are read, so that a pause reaches a continue in an endless loop.
+	c := &conn{srv: s, w: w, vars: map[int]varsRef{}, gate: gate}
+	// One goroutine reads frames, decodes them and checks the token,
+	// another (the worker) answers requests in order; pause (and threads
+	// while a command runs) are answered as they are read, so that a pause
+	// reaches a continue in an endless loop. The token is checked by the
+	// reader, before it reads the next frame, so that every frame before
+	// the token is read with the small pre-authentication bound.
 	frames := make(chan frameRead)
 	quit := make(chan struct{})
 	go func() {
 		fr := newFrameReader(r)
-		for {
-			body, err := fr.next()
+		deliver := func(f frameRead) bool {
 			select {
-			case frames <- frameRead{body, err}:
+			case frames <- f:
+				return true
 			case <-quit:
+				return false
+			}
+		}
+		for {
+			pre := !gate.open()
+			fr.maxBody = MaxBody
+			if pre {
+				fr.maxBody = MaxPreAuthBody
+			}
+			body, err := fr.next()
+			var fe *FrameError
+			switch {
+			case errors.As(err, &fe):
+				c.protocolError(fe.Msg)
+				if pre {
+					deliver(frameRead{err: errRefused})
+					return
+				}
+				continue
+			case err != nil:
+				deliver(frameRead{err: err})
 				return
 			}
-			var fe *FrameError
-			if err != nil && !errors.As(err, &fe) {
+			req, ok := c.decode(body)
+			if !ok {
+				if pre { // before the token, only well-formed requests
+					deliver(frameRead{err: errRefused})
+					return
+				}
+				continue
+			}
+			if !c.authorize(req, body) {
+				deliver(frameRead{err: errRefused})
+				return
+			}
+			if !deliver(frameRead{req: req}) {
 				return
 			}
 		}
@@ -144,24 +187,12 @@ func (s *Server) serve(ctx context.Context, r io.Reader, w io.Writer, needToken 
 			return nil
 		}
 		if f.err != nil {
-			var fe *FrameError
-			if errors.As(f.err, &fe) {
-				c.protocolError(fe.Msg)
-				continue
-			}
-			if errors.Is(f.err, io.EOF) || ctx.Err() != nil {
+			if errors.Is(f.err, io.EOF) || errors.Is(f.err, errRefused) || ctx.Err() != nil {
 				return nil
 			}
 			return f.err
 		}
-		req, ok := c.decode(f.body)
-		if !ok {
-			continue
-		}
-		if !c.authorize(req, f.body) {
-			return nil // answered; the connection is closed
-		}
-		switch r := req.(type) {
+		switch r := f.req.(type) {
 		case *godap.PauseRequest: // Required; answered at once (see onPause)
 			c.onPause(r)
 			continue
@@ -175,17 +206,17 @@ func (s *Server) serve(ctx context.Context, r io.Reader, w io.Writer, needToken 
 			c.interrupt() // rather than wait for a running command to stop by itself
 		}
 		select {
-		case reqs <- req:
+		case reqs <- f.req:
 		case <-worked:
 			return nil
 		}
 	}
 }
 
-// frameRead is one frame (or the reader's error).
+// frameRead is one request (or the reader's error).
 type frameRead struct {
-	body []byte
-	err  error
+	req godap.RequestMessage
+	err error
 }
 
 // maxQueued bounds the requests read ahead of the one being answered.
@@ -231,9 +262,11 @@ func (c *conn) protocolError(msg string) {
 }
 
 // authorize checks a TCP connection's token (see Listen): false when the
-// request was refused and the connection must close.
+// request was refused (answered) and the connection must close. Before the
+// token only initialize passes; a request that carries the right token
+// (initialize's or launch's arguments) authenticates the connection.
 func (c *conn) authorize(req godap.RequestMessage, body []byte) bool {
-	if !c.needToken || c.authed.Load() {
+	if c.gate.open() {
 		return true
 	}
 	var m struct {
@@ -245,12 +278,12 @@ func (c *conn) authorize(req godap.RequestMessage, body []byte) bool {
 	r := req.GetRequest()
 	switch {
 	case m.Arguments.Token != nil && tokenOK(*m.Arguments.Token, c.srv.token):
-		c.authed.Store(true)
+		c.gate.pass()
 		return true
 	case m.Arguments.Token != nil:
 		c.sendErrorFor(r.Seq, r.Command, "wrong token; closing the connection")
 		return false
-	case preAuth[r.Command]:
+	case r.Command == "initialize":
 		return true
 	}
 	c.sendErrorFor(r.Seq, r.Command, "this server needs its token before "+r.Command+
@@ -272,19 +305,19 @@ type conn struct {
 	runMu   sync.Mutex
 	running *debugger.Session // set while a command runs the program
 
-	needToken bool        // a TCP connection: requests need the token (authorize)
-	authed    atomic.Bool // read by the worker (setBreakpoints), set by the read loop
+	gate     *authGate // a TCP connection's token check (authorize); nil: none needed
+	heldInit bool      // the initialized event waits for the token (onInitialize)
 
 	args       LaunchArgs
 	sess       *debugger.Session
 	eng        engine.Engine
 	fileLines  int                       // lines of the program file; later lines are the wrapper's
 	pending    map[string][]pendingBreak // breakpoints set before launch, by the file's absolute path
-	conds      map[int]*condition        // conditions of the session's breakpoints, by line (rebuildBreaks)
-	lineBreaks map[int]string            // the program's line breakpoints: line -> condition ("" none)
+	lineBreaks []lineBreak               // the program's line breakpoints, as the session holds them (syncBreaks)
 	funcs      []funcBreak               // function breakpoints (funcbreak.go)
-	funcLines  map[int]string            // their lines -> condition
 	nextBP     int                       // last breakpoint id
+	exited     bool                      // the exited event of this run was sent
+	predEval   map[string]predEvalResult // evaluations over predicted values (predeval.go)
 	vars       map[int]varsRef
 	raised     bool // exception filter "raised": continue stops where an exception is raised (real engine)
 	uncaught   bool // exception filter "uncaught": the end by an uncaught exception is an exception stop
@@ -301,6 +334,12 @@ type pendingBreak struct {
 	line int
 	cond string
 	src  godap.Source
+}
+
+// lineBreak is a line breakpoint of the program with its condition.
+type lineBreak struct {
+	line int
+	cond string
 }
 
 // varsRef says what a variablesReference shows: the locals of stack frame
@@ -378,6 +417,10 @@ func (c *conn) handle(ctx context.Context, req godap.RequestMessage) {
 	}()
 	if err := c.dispatch(ctx, req); err != nil {
 		c.sendError(req, err)
+	}
+	if c.heldInit && c.gate.open() {
+		c.heldInit = false
+		c.send(&godap.InitializedEvent{Event: c.event("initialized")})
 	}
 }
 
@@ -459,6 +502,12 @@ func (c *conn) onInitialize(r *godap.InitializeRequest) error {
 			{Filter: "uncaught", Label: "Uncaught Exceptions", Description: "Stop at the end of a program that an exception ended", Default: true},
 		},
 	}})
+	if !c.gate.open() {
+		// Before the token: configuration requests would be refused, so
+		// the client is told to send them only once launch brings it.
+		c.heldInit = true
+		return nil
+	}
 	c.send(&godap.InitializedEvent{Event: c.event("initialized")})
 	return nil
 }
@@ -477,12 +526,17 @@ func (c *conn) onLaunch(ctx context.Context, r *godap.LaunchRequest) error {
 	if a.Program == "" {
 		return errors.New("launch: \"program\" (a Python file) is required")
 	}
-	if abs, err := filepath.Abs(a.Program); err == nil {
-		a.Program = abs
-	}
-	src, err := os.ReadFile(a.Program)
+	// Confined to the workspace roots, a regular file of bounded size;
+	// errors never quote the file.
+	real, src, err := c.srv.readProgram(a.Program)
 	if err != nil {
 		return fmt.Errorf("launch: %w", err)
+	}
+	a.Program = real
+	if a.Model != "" {
+		if a.Model, err = c.srv.confine("model", a.Model, 0); err != nil {
+			return fmt.Errorf("launch: %w", err)
+		}
 	}
 	if a.Engine == "" {
 		a.Engine = c.srv.defaultEngine
@@ -507,13 +561,13 @@ func (c *conn) onLaunch(ctx context.Context, r *godap.LaunchRequest) error {
 	}
 	c.args, c.eng, c.sess = a, eng, sess
 	c.fileLines = len(debugger.SourceLines(string(src)))
-	c.conds, c.lineBreaks, c.funcLines = map[int]*condition{}, map[int]string{}, map[int]string{}
+	c.lineBreaks = nil
 	c.send(&godap.LaunchResponse{Response: c.response(r)})
 	// A live run's output is an output event as it is written (events
 	// after terminated are dropped by send).
 	c.streamed = sess.SetOutput(func(s string) { c.output("stdout", s) })
 	c.applyPending()
-	for _, b := range c.resolveFuncs() {
+	for _, b := range c.syncBreaks() {
 		c.send(&godap.BreakpointEvent{Event: c.event("breakpoint"), Body: godap.BreakpointEventBody{Reason: "changed", Breakpoint: b}})
 	}
 	if c.configured {
@@ -550,25 +604,30 @@ func (c *conn) applyPending() {
 		}
 	}
 	c.pending = nil
-	c.rebuildBreaks()
 }
 
-// addBreak records a line breakpoint of the program with its condition
-// (rebuildBreaks applies it); it returns why it was refused ("" when set).
+// addBreak sets a line breakpoint of the program with its condition in
+// the session (Session.AddBreak, as the terminal's `b LINE, COND`); it
+// returns why it was refused ("" when set).
 func (c *conn) addBreak(line int, cond string) string {
-	if _, err := parseCondition(cond); err != nil {
+	if err := c.sess.AddBreak(debugger.BreakSpec{Line: line, Cond: cond}); err != nil {
 		return err.Error()
 	}
-	if why := debugger.CheckBreakLine(c.sess.Source(), line); why != "" {
-		return why
-	}
-	c.lineBreaks[line] = cond
+	c.lineBreaks = append(c.lineBreaks, lineBreak{line, cond})
 	return ""
 }
+
+// maxBreakpoints bounds the breakpoints of one request: a program has
+// fewer lines, and each costs a check and an answer (a megabyte of them
+// made hundreds of megabytes of work).
+const maxBreakpoints = 10000
 
 func (c *conn) onSetBreakpoints(r *godap.SetBreakpointsRequest) error {
 	src := r.Arguments.Source
 	bps := r.Arguments.Breakpoints
+	if n := max(len(bps), len(r.Arguments.Lines)); n > maxBreakpoints {
+		return fmt.Errorf("setBreakpoints: %d breakpoints, over the limit of %d", n, maxBreakpoints)
+	}
 	if len(bps) == 0 {
 		for _, l := range r.Arguments.Lines {
 			bps = append(bps, godap.SourceBreakpoint{Line: l})
@@ -591,8 +650,10 @@ func (c *conn) onSetBreakpoints(r *godap.SetBreakpointsRequest) error {
 			c.pending = map[string][]pendingBreak{}
 		}
 		var text []byte
-		if key != "" && (!c.needToken || c.authed.Load()) { // no file reads before the token
-			text, _ = os.ReadFile(key)
+		if key != "" {
+			if real, err := c.srv.confine("source", key, MaxProgramBytes); err == nil { // files of the workspace only
+				text, _ = os.ReadFile(real)
+			}
 		}
 		list := make([]pendingBreak, 0, len(bps))
 		for i, b := range bps {
@@ -618,22 +679,35 @@ func (c *conn) onSetBreakpoints(r *godap.SetBreakpointsRequest) error {
 			refuse(i, "ndb debugs only "+c.args.Program) // breakpoints elsewhere never hit
 		}
 	default:
-		c.lineBreaks = map[int]string{}
+		// The client's list replaces the file's: the session starts over
+		// from the function breakpoints, then takes these.
+		c.lineBreaks = nil
+		c.syncBreaks()
 		for i, b := range bps {
 			if why := c.addBreak(b.Line, b.Condition); why != "" {
 				refuse(i, why)
 			}
 		}
-		c.rebuildBreaks()
 	}
 	c.send(&godap.SetBreakpointsResponse{Response: c.response(r), Body: godap.SetBreakpointsResponseBody{Breakpoints: out}})
 	return nil
 }
 
+// samePath reports whether a and b name one file (symbolic links resolved
+// where they can be).
 func samePath(a, b string) bool {
 	a, errA := filepath.Abs(a)
 	b, errB := filepath.Abs(b)
-	return errA == nil && errB == nil && filepath.Clean(a) == filepath.Clean(b)
+	if errA != nil || errB != nil {
+		return false
+	}
+	if r, err := filepath.EvalSymlinks(a); err == nil {
+		a = r
+	}
+	if r, err := filepath.EvalSymlinks(b); err == nil {
+		b = r
+	}
+	return filepath.Clean(a) == filepath.Clean(b)
 }
 
 func (c *conn) onConfigurationDone(ctx context.Context, r *godap.ConfigurationDoneRequest) error {
@@ -663,7 +737,7 @@ func (c *conn) onRestart(ctx context.Context, r *godap.RestartRequest) error {
 		return nil
 	}
 	c.output("console", "Restarting "+c.args.Program+"\n")
-	c.started = false
+	c.started, c.exited = false, false
 	c.begin(ctx)
 	return nil
 }
@@ -766,84 +840,66 @@ func (c *conn) onSetVariable(ctx context.Context, r *godap.SetVariableRequest) e
 	return nil
 }
 
-// maxConditionSkips bounds the continues past breakpoints whose condition
-// is false.
-const maxConditionSkips = 100000
+// maxRaisedSteps bounds the steps of a continue with the raised filter.
+const maxRaisedSteps = 100000
 
-// cont continues (backward: reverse-continues) to a breakpoint whose
-// condition holds, or to the end. A condition that cannot be evaluated
-// stops, as in pdb, and says why on the console.
+// cont continues (backward: reverse-continues) as the session's continue
+// does: its breakpoints, conditions and function breakpoints are pdb's
+// (Session.AddBreak), whatever the engine. With the raised filter (the
+// real engine) it goes by steps instead, to stop at exceptions too.
 func (c *conn) cont(ctx context.Context, backward bool) (debugger.Stop, error) {
 	if c.raised && !backward && !engine.IsPredicted(c.sess) {
 		return c.contRaised(ctx)
 	}
-	cmd := debugger.Command{Action: debugger.Continue, Backward: backward}
-	for range maxConditionSkips {
-		st, err := c.sess.Do(ctx, cmd)
-		if err != nil || st.IsExit() || st.Event != "line" || st.Interrupted != "" {
-			return st, err
-		}
-		if !contains(c.sess.Breaks(), st.Lineno) || c.conditionHolds(st) {
-			return st, nil
-		}
-	}
-	return c.sess.Current(), fmt.Errorf("gave up after %d breakpoint hits whose condition was false", maxConditionSkips)
+	return c.sess.Do(ctx, debugger.Command{Action: debugger.Continue, Backward: backward})
 }
 
-// contRaised continues by steps into, stopping also where an exception is
-// raised (each frame it passes through is an exception event).
+// contRaised continues by steps into, stopping where an exception is
+// raised (each frame it passes through is an exception event) or at a
+// line where one of the session's breakpoints stops (breakAt).
 func (c *conn) contRaised(ctx context.Context) (debugger.Stop, error) {
-	for range maxConditionSkips {
+	for range maxRaisedSteps {
 		st, err := c.sess.Do(ctx, debugger.Command{Action: debugger.StepInto})
 		if err != nil || st.IsExit() || st.Event == "exception" || st.Interrupted != "" {
 			return st, err
 		}
-		if st.Event == "line" && contains(c.sess.Breaks(), st.Lineno) && c.conditionHolds(st) {
+		if st.Event == "line" && c.breakAt(st) {
 			return st, nil
 		}
 	}
-	return c.sess.Current(), fmt.Errorf("gave up after %d steps looking for a raised exception", maxConditionSkips)
+	return c.sess.Current(), fmt.Errorf("gave up after %d steps looking for a raised exception", maxRaisedSteps)
 }
 
-// conditionHolds says whether a stop at a breakpoint line stops: no
-// condition, a true one, or one that cannot be evaluated (which stops, as
-// in pdb, and says why on the console).
-func (c *conn) conditionHolds(st debugger.Stop) bool {
-	cd := c.conds[st.Lineno]
-	if cd == nil {
-		return true
-	}
-	ok, err := cd.eval(st.Locals)
-	if err != nil {
-		c.output("console", fmt.Sprintf("breakpoint condition %q at line %d: %v; stopping\n", cd.original, st.Lineno, err))
-		return true
-	}
-	return ok
-}
-
-// step runs a stepping command with the conditional breakpoints lifted: a
-// step stops at a plain breakpoint it passes (as pdb's), but the engine
-// cannot weigh a condition in the middle of a step, so it ignores those.
-func (c *conn) step(ctx context.Context, cmd debugger.Command) (debugger.Stop, error) {
-	var lifted []int
-	for line := range c.conds {
-		if c.sess.ClearBreak(line) == nil {
-			lifted = append(lifted, line)
+// breakAt says whether one of the session's breakpoints stops the program
+// at st, a line event a step reached: a line breakpoint there, or a
+// function breakpoint whose function st has just entered, each with its
+// condition (one that cannot be evaluated stops, as pdb's).
+func (c *conn) breakAt(st debugger.Stop) bool {
+	h := c.sess.History()
+	entered := len(h) >= 2 && h[len(h)-2].Stop.Event == "call" && h[len(h)-2].Stop.Function == st.Function
+	for _, b := range c.sess.BreakSpecs() {
+		if b.Func == "" && b.Line != st.Lineno || b.Func != "" && (b.Func != st.Function || !entered) {
+			continue
+		}
+		cd, err := debugger.ParseCondition(b.Cond)
+		if err != nil || cd == nil {
+			return true
+		}
+		if ok, err := cd.Eval(st.Locals); ok || err != nil {
+			return true
 		}
 	}
-	defer func() {
-		for _, l := range lifted {
-			c.sess.SetBreak(l)
-		}
-	}()
-	return c.sess.Do(ctx, cmd)
+	return false
 }
 
-// move answers the request, runs its command, then reports where it
-// stopped. It answers first, as a client shows the program running (and
-// offers pause) once a continue is answered. Errors of the command (a
-// model's bad frame, a move past the end, a panic) are shown to the user
-// and leave the session where it was.
+// move runs a command and reports where it stopped. On a live run it
+// answers first, as a client shows the program running (and offers
+// pause) once a continue is answered; a model's prediction cannot be
+// paused, so there it answers after the command ran, and a command that
+// fails (a model's bad frame, a move the model cannot make) gets an error
+// response and leaves the session where it was. A forward command at the
+// end of the program, or a reverse one before its start, is an error
+// response: nothing moves, so no stopped event follows.
 func (c *conn) move(ctx context.Context, req godap.RequestMessage, cmd debugger.Command, reason string) error {
 	if c.sess == nil {
 		return errors.New("not launched")
@@ -851,19 +907,32 @@ func (c *conn) move(ctx context.Context, req godap.RequestMessage, cmd debugger.
 	if c.isTerminated() {
 		return errors.New("the session has ended")
 	}
-	switch r := req.(type) {
-	case *godap.NextRequest:
-		c.send(&godap.NextResponse{Response: c.response(r)})
-	case *godap.StepInRequest:
-		c.send(&godap.StepInResponse{Response: c.response(r)})
-	case *godap.StepOutRequest:
-		c.send(&godap.StepOutResponse{Response: c.response(r)})
-	case *godap.ContinueRequest:
-		c.send(&godap.ContinueResponse{Response: c.response(r), Body: godap.ContinueResponseBody{AllThreadsContinued: true}})
-	case *godap.StepBackRequest:
-		c.send(&godap.StepBackResponse{Response: c.response(r)})
-	case *godap.ReverseContinueRequest:
-		c.send(&godap.ReverseContinueResponse{Response: c.response(r)})
+	cur := c.sess.Current()
+	switch {
+	case cur.IsExit() && cur.Exit != debugger.ExitInvEntry && !cmd.Reverse():
+		return debugger.ErrExited
+	case cur.IsExit() && cur.Exit == debugger.ExitInvEntry && cmd.Reverse():
+		return debugger.ErrAtStart
+	}
+	answer := func() {
+		switch r := req.(type) {
+		case *godap.NextRequest:
+			c.send(&godap.NextResponse{Response: c.response(r)})
+		case *godap.StepInRequest:
+			c.send(&godap.StepInResponse{Response: c.response(r)})
+		case *godap.StepOutRequest:
+			c.send(&godap.StepOutResponse{Response: c.response(r)})
+		case *godap.ContinueRequest:
+			c.send(&godap.ContinueResponse{Response: c.response(r), Body: godap.ContinueResponseBody{AllThreadsContinued: true}})
+		case *godap.StepBackRequest:
+			c.send(&godap.StepBackResponse{Response: c.response(r)})
+		case *godap.ReverseContinueRequest:
+			c.send(&godap.ReverseContinueResponse{Response: c.response(r)})
+		}
+	}
+	predicted := engine.IsPredicted(c.sess)
+	if !predicted {
+		answer()
 	}
 	text := ""
 	st, err := c.run(func() (debugger.Stop, error) {
@@ -872,7 +941,7 @@ func (c *conn) move(ctx context.Context, req godap.RequestMessage, cmd debugger.
 		if cmd.Action == debugger.Continue {
 			st, err = c.cont(ctx, cmd.Backward)
 		} else {
-			st, err = c.step(ctx, cmd)
+			st, err = c.sess.Do(ctx, cmd)
 		}
 		if err == nil && cmd.Reverse() && st.IsExit() && st.Exit == debugger.ExitInvEntry {
 			// Back past the first stop: rest on the first stop, not on an
@@ -884,9 +953,15 @@ func (c *conn) move(ctx context.Context, req godap.RequestMessage, cmd debugger.
 		return st, err
 	})
 	if err != nil {
+		if predicted {
+			return err // the error response; the session stays where it was
+		}
 		c.output("stderr", err.Error()+"\n")
 		c.stopped(c.sess.Current(), "step", err.Error())
 		return nil
+	}
+	if predicted {
+		answer()
 	}
 	if text != "" {
 		c.stopped(st, reason, text)
@@ -924,14 +999,19 @@ func (c *conn) report(st debugger.Stop, reason string) {
 			msg += ": " + st.Arg
 		}
 		c.output("console", msg+"\n")
+		if !c.exited {
+			// The program's end, once per run: it stays the end however
+			// often the client steps back to it.
+			c.exited = true
+			code := 0
+			if st.Exit != "normal" {
+				code = 1 // Python's status for an uncaught exception
+			}
+			c.send(&godap.ExitedEvent{Event: c.event("exited"), Body: godap.ExitedEventBody{ExitCode: code}})
+		}
 		if c.args.NoDebug || c.args.TerminateAtEnd || len(c.sess.History()) == 1 {
 			// (A run that ended before its first state has nothing to
 			// step back into.)
-			code := 0
-			if st.Exit != "normal" {
-				code = 1
-			}
-			c.send(&godap.ExitedEvent{Event: c.event("exited"), Body: godap.ExitedEventBody{ExitCode: code}})
 			c.terminate()
 			return
 		}
@@ -947,18 +1027,13 @@ func (c *conn) report(st debugger.Stop, reason string) {
 	}
 	if st.IsExit() {
 		reason = "entry"
-	} else if reason == "breakpoint" && !(st.Event == "line" && contains(c.sess.Breaks(), st.Lineno)) {
-		reason = "step"
+	} else if reason == "breakpoint" && st.Event != "line" {
+		reason = "step" // a continue stops at a line only at a breakpoint (a function's: its first line)
 	}
 	if st.Event == "exception" {
 		reason = "exception"
 	}
 	c.stopped(st, reason, "")
-}
-
-func contains(xs []int, x int) bool {
-	i := sort.SearchInts(xs, x)
-	return i < len(xs) && xs[i] == x
 }
 
 func (c *conn) stopped(st debugger.Stop, reason, text string) {
@@ -1088,15 +1163,8 @@ func (c *conn) frames() []debugger.Stop {
 	}
 	if cur := c.sess.Current(); cur.IsExit() {
 		line := 1
-		h := c.sess.History()
-		for i := len(h) - 1; i >= 0; i-- {
-			if !h[i].Stop.IsExit() && h[i].Stop.Lineno > 0 {
-				line = h[i].Stop.Lineno
-				break
-			}
-		}
-		if cur.Exit == debugger.ExitInvEntry {
-			line = 1
+		if last, ok := c.sess.LastRun(); ok && last.Lineno > 0 {
+			line = last.Lineno
 		}
 		pseudo := cur
 		pseudo.Lineno = line
@@ -1338,9 +1406,14 @@ func (c *conn) onEvaluate(ctx context.Context, r *godap.EvaluateRequest) error {
 		if !engine.IsPredicted(c.sess) {
 			return fmt.Errorf("%q is not a local name of this frame, and %v", expr, notLive)
 		}
-		return fmt.Errorf("name %q is not defined here (a model engine evaluates local names only)", expr)
+		var err error
+		if v, err = c.evalPredicted(ctx, f, expr); err != nil {
+			return err
+		}
 	}
-	c.send(&godap.EvaluateResponse{Response: c.response(r), Body: godap.EvaluateResponseBody{Result: v}})
+	nv := c.variable("", v, "")
+	c.send(&godap.EvaluateResponse{Response: c.response(r), Body: godap.EvaluateResponseBody{Result: v,
+		VariablesReference: nv.VariablesReference, NamedVariables: nv.NamedVariables, IndexedVariables: nv.IndexedVariables}})
 	return nil
 }
 

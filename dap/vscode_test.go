@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -59,9 +60,10 @@ func closed(c *client) bool {
 	return err != nil
 }
 
-// TestListenToken: a TCP connection must present the token; before it only
-// initialize and configuration requests pass; anything else, or a wrong
-// token, is an error response and the connection is closed.
+// TestListenToken: a TCP connection must present the token; before it
+// only initialize passes (answered, its initialized event held back until
+// the token); anything else, or a wrong token, is an error response and
+// the connection is closed. The token works in initialize or launch.
 func TestListenToken(t *testing.T) {
 	c, stop := startServer(t, sharedReal())
 	defer stop()
@@ -71,15 +73,21 @@ func TestListenToken(t *testing.T) {
 	}
 	addr := c.conn.RemoteAddr().String()
 
-	// Configuration passes; evaluate before the token closes.
-	a := dial(t, "tcp", addr)
-	initialize(t, a)
-	a.ok("setBreakpoints", map[string]any{"source": map[string]any{"path": program(t)}, "lines": []int{2}})
-	if r, _ := a.call("evaluate", map[string]any{"expression": "x"}); r.GetResponse().Success || !strings.Contains(r.GetResponse().Message, "token") {
-		t.Errorf("evaluate before the token: %+v", r.GetResponse())
-	}
-	if !closed(a) {
-		t.Error("the connection stays open after a request without the token")
+	// Before the token: initialize is answered; setBreakpoints (accepted
+	// before, as configuration) and evaluate close the connection.
+	for _, cmd := range []string{"setBreakpoints", "evaluate", "configurationDone", "threads", "disconnect"} {
+		a := dial(t, "tcp", addr)
+		r, evs := a.call("initialize", map[string]any{"adapterID": "ndb"})
+		if !r.GetResponse().Success || len(evs) > 0 {
+			t.Fatalf("initialize without the token: %+v, events %v", r.GetResponse(), evs)
+		}
+		args := map[string]any{"source": map[string]any{"path": program(t)}, "lines": []int{2}, "expression": "x"}
+		if r, _ := a.call(cmd, args); r.GetResponse().Success || !strings.Contains(r.GetResponse().Message, "token") {
+			t.Errorf("%s before the token: %+v", cmd, r.GetResponse())
+		}
+		if !closed(a) {
+			t.Errorf("the connection stays open after %s without the token", cmd)
+		}
 	}
 	// launch without a token, and with a wrong one.
 	for _, args := range []map[string]any{{"program": program(t)}, {"program": program(t), "token": "nope"}, {"program": program(t), "token": 5}} {
@@ -92,9 +100,32 @@ func TestListenToken(t *testing.T) {
 			t.Errorf("launch %v: connection still open", args)
 		}
 	}
+	// The token in launch (VS Code's debugServer): initialized comes after
+	// launch, then configuration passes.
+	e := dial(t, "tcp", addr)
+	if _, evs := e.call("initialize", map[string]any{"adapterID": "ndb"}); len(evs) > 0 {
+		t.Errorf("events before the token: %v", evs)
+	}
+	// (initialized follows the request being answered when the token
+	// came: it may come just before the launch response.)
+	r, evs := e.call("launch", map[string]any{"program": program(t), "engine": "real", "call": "f('ab', 3)", "token": tok})
+	if !r.GetResponse().Success {
+		t.Fatalf("launch with the token: %+v", r.GetResponse())
+	}
+	if !slices.ContainsFunc(evs, func(e godap.EventMessage) bool { return e.GetEvent().Event == "initialized" }) {
+		e.waitEvent("initialized")
+	}
+	e.ok("setBreakpoints", map[string]any{"source": map[string]any{"path": program(t)}, "lines": []int{2}})
+	e.ok("configurationDone", nil)
+	e.waitEvent("stopped")
+	if top := e.top(); top.Name != "square" || top.Line != 2 {
+		t.Errorf("stopped at %+v, want square:2", top)
+	}
+	e.ok("disconnect", nil)
 	// The right token, given in initialize's arguments, also works.
 	d := dial(t, "tcp", addr)
 	d.ok("initialize", map[string]any{"adapterID": "ndb", "token": tok})
+	d.waitEvent("initialized")
 	d.ok("launch", map[string]any{"program": program(t), "engine": "real", "stopOnEntry": true})
 	d.ok("configurationDone", nil)
 	d.waitEvent("stopped")
@@ -561,6 +592,8 @@ func TestSetVariable(t *testing.T) {
 	}
 }
 
+// TestFunctionLine: a function breakpoint's line is pdb's for `b FUNC`
+// once the function is defined: the def, or its first decorator.
 func TestFunctionLine(t *testing.T) {
 	src := `import os
 
@@ -586,11 +619,24 @@ class C:
 
 
 def one(): return 1
+
+
+@staticmethod
+@other
+def decorated():
+    pass
+
+
+class D:
+    @property
+    def method(self):
+        return 2
 `
 	for _, c := range []struct {
 		name string
 		want int
-	}{{"plain", 5}, {"coro", 14}, {"C.method", 21}, {"method", 21}, {"one", 24}, {"nope", 0}, {"os.path", 0}, {"", 0}} {
+	}{{"plain", 4}, {"coro", 8}, {"C.method", 19}, {"method", 19}, {"D.method", 34}, {"one", 24},
+		{"decorated", 27}, {"E.method", 0}, {"nope", 0}, {"os.path", 0}, {"", 0}, {"a b", 0}} {
 		if got := FunctionLine(src, c.name); got != c.want {
 			t.Errorf("FunctionLine(%q) = %d, want %d", c.name, got, c.want)
 		}
@@ -598,7 +644,8 @@ def one(): return 1
 }
 
 // TestFunctionBreakpoints: set before launch, a function breakpoint
-// resolves at launch (a breakpoint event) and stops in the function's body;
+// resolves at launch (a breakpoint event) to the def line, as pdb's
+// `b total`, and stops at the first line the function runs;
 // it coexists with line breakpoints.
 func TestFunctionBreakpoints(t *testing.T) {
 	c, stop := startServer(t, sharedReal())
@@ -617,8 +664,8 @@ func TestFunctionBreakpoints(t *testing.T) {
 			got[b.Body.Breakpoint.Id] = b.Body.Breakpoint
 		}
 	}
-	if b := got[fb.Body.Breakpoints[0].Id]; !b.Verified || b.Line != 7 {
-		t.Errorf("total resolved to %+v, want line 7", b)
+	if b := got[fb.Body.Breakpoints[0].Id]; !b.Verified || b.Line != 6 {
+		t.Errorf("total resolved to %+v, want its def line 6, as pdb's b total", b)
 	}
 	if b := got[fb.Body.Breakpoints[1].Id]; b.Verified || !strings.Contains(b.Message, "no function") {
 		t.Errorf("missing resolved to %+v", b)

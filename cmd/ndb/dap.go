@@ -20,6 +20,7 @@ var dapFlags struct {
 	listen      string
 	allowRemote bool
 	engine      string
+	roots       []string
 }
 
 var dapCmd = &cobra.Command{
@@ -28,8 +29,11 @@ var dapCmd = &cobra.Command{
 	Long: `dap speaks the Debug Adapter Protocol on stdin/stdout, or with --listen on a TCP
 address (loopback only unless --allow-remote) or a unix socket (unix:PATH, mode 0600).
 The real engine runs programs for whoever connects, so a TCP connection must present the
-token printed at start (random, or $NDB_DAP_TOKEN) as "token" in its launch arguments;
-a unix socket needs none (its mode is the access control). Launch arguments: program,
+token printed at start (random, or $NDB_DAP_TOKEN) as "token" in its initialize or launch
+arguments (before it only initialize is accepted); a unix socket needs none but accepts
+only processes of the same user in ndb's own namespaces (never a sandboxed program), and
+may not be placed inside a workspace root. Programs must be regular files inside the
+workspace roots (--root, default with --listen: the current folder). Launch arguments: program,
 engine (real, model, openai, cwm), model, call, stopOnEntry, noDebug, terminateAtEnd,
 token. Stepping back and reverse continue are supported. On the real engine the program
 runs live: pause interrupts it, evaluate (watch, hover, the debug console's expressions and
@@ -61,6 +65,17 @@ with an error and never ends the server. See docs/dap.md.`,
 			}
 		}
 		srv.SetDefaultEngine(def)
+		// Workspace roots: the files a client may name. A listener's
+		// clients are anyone who gets in, so it defaults to the current
+		// folder; stdio's client started ndb itself, so only --root
+		// confines it.
+		roots := dapFlags.roots
+		if len(roots) == 0 && dapFlags.listen != "" {
+			roots = []string{"."}
+		}
+		if err := srv.SetRoots(roots); err != nil {
+			return err
+		}
 		if dapFlags.listen == "" {
 			// A read of stdin blocks past ctx: on a signal, close the
 			// engines (their programs) and end here, as a client's
@@ -80,7 +95,7 @@ with an error and never ends the server. See docs/dap.md.`,
 		srv.SetToken(os.Getenv("NDB_DAP_TOKEN")) // "" = a random one
 		return srv.Listen(ctx, dapFlags.listen, dapFlags.allowRemote, func(a net.Addr) {
 			if a.Network() == "unix" {
-				fmt.Fprintf(os.Stderr, "ndb dap: listening on unix:%s (mode 0600, no token)\n", a)
+				fmt.Fprintf(os.Stderr, "ndb dap: listening on unix:%s (mode 0600, no token: peers of this user outside any sandbox only)\n", a)
 				return
 			}
 			fmt.Fprintf(os.Stderr, "ndb dap: listening on %s\nndb dap: token %s (add \"token\": \"%s\" to the launch arguments)\n", a, srv.Token(), srv.Token())
@@ -95,5 +110,6 @@ func init() {
 	f.StringVar(&dapFlags.listen, "listen", "", "serve on this TCP address (e.g. 127.0.0.1:4711; clients need the printed token) or unix socket (unix:/path, mode 0600) instead of stdio")
 	f.StringVar(&dapFlags.engine, "engine", "", "engine of launches that name none (default: model when a default model exists, else real)")
 	f.BoolVar(&dapFlags.allowRemote, "allow-remote", false, "allow a --listen address that is not loopback")
+	f.StringArrayVar(&dapFlags.roots, "root", nil, "workspace folder: programs (and model files) that clients launch must be inside one (repeatable; default with --listen: the current folder; a unix socket may not be inside one)")
 	rootCmd.AddCommand(dapCmd)
 }

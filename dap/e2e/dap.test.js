@@ -114,10 +114,15 @@ async function session(engine, { before, atEnd }) {
 
     await before(dc);
 
-    // continue to the end: a stop (reason exit) that keeps the session.
+    // continue to the end: exited with the exit code, then a stop (reason
+    // exit) that keeps the session, where a further continue is an error
+    // (no second stop).
+    const exited = dc.waitForEvent('exited');
     const end = await move(dc, 'continue');
     assert.strictEqual(end.body.reason, 'exit', JSON.stringify(end.body));
+    assert.strictEqual((await exited).body.exitCode, 0);
     assert.strictEqual((await top(dc))[0].name, '<program ended>');
+    await assert.rejects(dc.continueRequest({ threadId: 1 }), /exited/);
 
     await atEnd(dc, stdout.join(''));
 
@@ -204,6 +209,10 @@ describe('ndb dap over stdio (@vscode/debugadapter-testsupport)', () => {
   test('model engine (embedded default model): breakpoint, stack, variables, stepIn, next, continue to the end', { timeout: 4 * timeout }, () =>
     session('model', {
       before: async (dc) => {
+        // Watch expressions over the predicted values (literals), evaluated
+        // in the sandbox: the breakpoint's locals are the call's arguments.
+        const r = await dc.evaluateRequest({ expression: 'text[:3] + str(n)', context: 'watch', frameId: 1 });
+        assert.strictEqual(r.body.result, "'ban4'");
         let ev = await move(dc, 'stepIn');
         assert.strictEqual(ev.body.reason, 'step');
         assert.match(ev.body.description, /predicted/);
