@@ -122,8 +122,8 @@ func (s *listSource) dedupe() {
 }
 
 // OpenSource opens a source by its --source name: synthetic, mbppplus,
-// mbpp, humaneval, thealgorithms (-functions, -scripts; thealgorithms.go),
-// or a folder of .py scripts.
+// mbpp, humaneval, the file sources thealgorithms and realworld (each also
+// -functions, -scripts; files.go), or a folder of .py scripts.
 func OpenSource(name, dataDir string, seed int64) (Source, error) {
 	crux, err := LoadCruxEval(dataDir)
 	if err != nil {
@@ -140,14 +140,17 @@ func OpenSource(name, dataDir string, seed int64) (Source, error) {
 		return loadMBPP(dataDir, crux)
 	case "humaneval":
 		return loadHumanEval(filepath.Join(dataDir, "HumanEval.jsonl.gz"), crux)
-	case SourceTheAlgorithms, SourceTheAlgorithmsFunctions, SourceTheAlgorithmsScripts:
-		return loadTheAlgorithms(name, filepath.Join(dataDir, "thealgorithms"), crux,
-			name != SourceTheAlgorithmsScripts, name != SourceTheAlgorithmsFunctions)
+	}
+	if s, ok, err := openFileSource(name, dataDir, crux); ok {
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
 	}
 	if st, err := os.Stat(name); err == nil && st.IsDir() {
 		return loadDir(name, crux)
 	}
-	return nil, fmt.Errorf("dataset: unknown source %q (want synthetic, synthetic-scripts, mbppplus, mbpp, humaneval, thealgorithms, thealgorithms-functions, thealgorithms-scripts or a folder)", name)
+	return nil, fmt.Errorf("dataset: unknown source %q (want synthetic, synthetic-scripts, mbppplus, mbpp, humaneval, thealgorithms, thealgorithms-functions, thealgorithms-scripts, realworld, realworld-functions, realworld-scripts or a folder)", name)
 }
 
 func loadMBPPPlus(path string, crux CruxEvalSet) (Source, error) {

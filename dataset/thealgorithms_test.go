@@ -99,7 +99,7 @@ func TestStripMainBlock(t *testing.T) {
 // TestTheAlgorithmsFixture checks the units built from the fixture files:
 // function units (calls, ids, no main block) and script units.
 func TestTheAlgorithmsFixture(t *testing.T) {
-	s, err := loadTheAlgorithms(SourceTheAlgorithms, theAlgoFixture, nil, true, true)
+	s, err := loadFiles(SourceTheAlgorithms, SourceTheAlgorithms, theAlgoFixture, nil, true, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestTheAlgorithmsFixture(t *testing.T) {
 		kind string
 		n    int
 	}{{SourceTheAlgorithmsFunctions, 7}, {SourceTheAlgorithmsScripts, 3}} {
-		k, err := loadTheAlgorithms(c.kind, theAlgoFixture, nil, c.kind == SourceTheAlgorithmsFunctions, c.kind == SourceTheAlgorithmsScripts)
+		k, err := loadFiles(c.kind, SourceTheAlgorithms, theAlgoFixture, nil, c.kind == SourceTheAlgorithmsFunctions, c.kind == SourceTheAlgorithmsScripts)
 		if err != nil || k.Len() != c.n || k.Name() != c.kind {
 			t.Fatalf("%s: %v len %d", c.kind, err, k.Len())
 		}
@@ -145,7 +145,7 @@ func TestTheAlgorithmsFixture(t *testing.T) {
 // TestTheAlgorithmsSplitByFile: the held-out split (train.ProgramHash of
 // SplitKey) puts every unit of a file, call or script, on the same side.
 func TestTheAlgorithmsSplitByFile(t *testing.T) {
-	s, err := loadTheAlgorithms(SourceTheAlgorithms, theAlgoFixture, nil, true, true)
+	s, err := loadFiles(SourceTheAlgorithms, SourceTheAlgorithms, theAlgoFixture, nil, true, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestTheAlgorithmsSplitByFile(t *testing.T) {
 	}
 }
 
-func TestTheAlgorithmsDropTrace(t *testing.T) {
+func TestFileDropTrace(t *testing.T) {
 	call := Item{Program: tracer.Program{Call: "f(1)"}}
 	script := Item{}
 	st := []tracer.State{{Event: "call"}}
@@ -178,7 +178,7 @@ func TestTheAlgorithmsDropTrace(t *testing.T) {
 		{call, &tracer.Trace{Exit: tracer.Exit{Kind: tracer.ExitError}}, "trace-error"},
 	}
 	for i, c := range cases {
-		if got := TheAlgorithmsDropTrace(c.it, c.tr); got != c.want {
+		if got := FileDropTrace(c.it, c.tr); got != c.want {
 			t.Errorf("case %d: %q want %q", i, got, c.want)
 		}
 	}
@@ -188,7 +188,7 @@ func TestTheAlgorithmsDropTrace(t *testing.T) {
 // calls run without the main block, the scripts run it, the looping script
 // is dropped out of bounds.
 func TestTheAlgorithmsTraces(t *testing.T) {
-	s, err := loadTheAlgorithms(SourceTheAlgorithms, theAlgoFixture, nil, true, true)
+	s, err := loadFiles(SourceTheAlgorithms, SourceTheAlgorithms, theAlgoFixture, nil, true, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestTheAlgorithmsTraces(t *testing.T) {
 // TestGenTheAlgorithmsFixture runs ndb gen's job on the fixture source with
 // the real tracer: every kept unit yields its trajectories.
 func TestGenTheAlgorithmsFixture(t *testing.T) {
-	s, err := loadTheAlgorithms(SourceTheAlgorithms, theAlgoFixture, nil, true, true)
+	s, err := loadFiles(SourceTheAlgorithms, SourceTheAlgorithms, theAlgoFixture, nil, true, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func TestTheAlgorithmsRealData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := src.(*theAlgoSource)
+	s := src.(*fileSource)
 	f, sc, long := s.Counts()
 	t.Logf("thealgorithms: %d units: %d function units, %d script units, %d too long, %d CruxEval drops", s.Len(), f, sc, long, s.Dropped())
 	if f < 2000 || sc < 500 || s.Len() != f+sc {
@@ -296,16 +296,21 @@ func TestTheAlgorithmsRealData(t *testing.T) {
 // TestTheAlgorithmsMeasure traces every unit of the real data with gen's
 // default limits (10,000 events, 5 s) and logs how many stay in bounds.
 // Slow (minutes): run with NDB_MEASURE=1 go test ./dataset -run TestTheAlgorithmsMeasure -v
-func TestTheAlgorithmsMeasure(t *testing.T) {
+func TestTheAlgorithmsMeasure(t *testing.T) { measureFileSource(t, SourceTheAlgorithms) }
+
+// measureFileSource traces every unit of file source name (shared data)
+// with gen's default limits and logs, per kind, the units in bounds and the
+// drops by reason, and the files with at least one kept unit.
+func measureFileSource(t *testing.T, name string) {
 	if os.Getenv("NDB_MEASURE") == "" {
 		t.Skip("set NDB_MEASURE=1")
 	}
 	d := dataDir(t)
-	src, err := OpenSource(SourceTheAlgorithms, d, 1)
+	src, err := OpenSource(name, d, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := src.(*theAlgoSource)
+	s := src.(*fileSource)
 	python, err := tracer.ResolvePython("python3")
 	if err != nil {
 		t.Skip(err)
@@ -322,6 +327,7 @@ func TestTheAlgorithmsMeasure(t *testing.T) {
 	type tally struct{ n, kept int }
 	by := map[string]map[string]int{"function": {}, "script": {}}
 	tot := map[string]*tally{"function": {}, "script": {}}
+	kept, held, errors := map[string]bool{}, map[string]bool{}, map[string]int{}
 	start := time.Now()
 	for i := 0; i < s.Len(); i++ {
 		it, _ := s.Item(i)
@@ -342,11 +348,21 @@ func TestTheAlgorithmsMeasure(t *testing.T) {
 		if why == "" {
 			tot[kind].kept++
 			why = "kept:" + string(res.Exit.Kind)
+			key := train.SplitKey(it.ID)
+			kept[key] = true
+			if train.ProgramHash(it.ID)%100 < 5 {
+				held[key] = true
+			}
+		} else if why == SkipScriptError {
+			// the exception's type: which failures the rule drops
+			errType, _, _ := strings.Cut(res.Exit.Error, "(")
+			errors[errType]++
 		}
 		by[kind][why]++
 	}
 	for _, k := range []string{"function", "script"} {
 		t.Logf("%s units: %d, in bounds %d (%.1f%%): %v", k, tot[k].n, tot[k].kept, 100*float64(tot[k].kept)/float64(max(1, tot[k].n)), by[k])
 	}
+	t.Logf("files with a kept unit: %d of %d (%d held out at 5%%); script errors by type: %v", len(kept), s.Files(), len(held), errors)
 	t.Logf("traced in %.0f s", time.Since(start).Seconds())
 }

@@ -143,35 +143,39 @@ func TestHeldOutUnbounded(t *testing.T) {
 }
 
 // TestHeldOutTheAlgorithmsByFile (shared data; skipped when absent): the
-// held-out split of thealgorithms takes whole files, calls and script.
+// held-out split of the file sources, thealgorithms and realworld, takes
+// whole files, calls and script.
 func TestHeldOutTheAlgorithmsByFile(t *testing.T) {
 	dir, err := dataset.DataDir("")
 	if err != nil {
 		t.Skip(err)
 	}
-	src, err := dataset.OpenSource(dataset.SourceTheAlgorithms, dir, 1)
-	if err != nil {
-		t.Skipf("no thealgorithms: %v", err)
-	}
-	held, err := HeldOut(src, 5, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := map[string]bool{}
-	files := map[string]bool{}
-	for _, p := range held {
-		in[p.ID] = true
-		files[train.SplitKey(p.ID)] = true
-	}
-	scripts := 0
-	for i := 0; i < src.Len(); i++ {
-		it, _ := src.Item(i)
-		if files[train.SplitKey(it.ID)] != in[it.ID] {
-			t.Errorf("%s: its file is split across the sides", it.ID)
+	for _, name := range []string{dataset.SourceTheAlgorithms, dataset.SourceRealWorld} {
+		src, err := dataset.OpenSource(name, dir, 1)
+		if err != nil {
+			t.Logf("no %s: %v", name, err)
+			continue
 		}
-		if in[it.ID] && it.Program.Call == "" {
-			scripts++
+		held, err := HeldOut(src, 5, 0)
+		if err != nil {
+			t.Fatal(err)
 		}
+		in := map[string]bool{}
+		files := map[string]bool{}
+		for _, p := range held {
+			in[p.ID] = true
+			files[train.SplitKey(p.ID)] = true
+		}
+		scripts := 0
+		for i := 0; i < src.Len(); i++ {
+			it, _ := src.Item(i)
+			if files[train.SplitKey(it.ID)] != in[it.ID] {
+				t.Errorf("%s: its file is split across the sides", it.ID)
+			}
+			if in[it.ID] && it.Program.Call == "" {
+				scripts++
+			}
+		}
+		t.Logf("%s held out at 5%%: %d of %d units, %d files (%d script units)", name, len(held), src.Len(), len(files), scripts)
 	}
-	t.Logf("held out at 5%%: %d of %d units, %d files (%d script units)", len(held), src.Len(), len(files), scripts)
 }

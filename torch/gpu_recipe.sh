@@ -90,6 +90,7 @@ prepare() {
     cp "$DATA_DIR/$f" "$carry/data/$f"
   done
   [ -d "$DATA_DIR/thealgorithms" ] && cp -r "$DATA_DIR/thealgorithms" "$carry/data/"
+  [ -d "$DATA_DIR/realworld" ] && cp -r "$DATA_DIR/realworld" "$carry/data/"
   # --gen-python: the interpreter whose traces are the ground truth (the one
   # ndb evaluates on here), packed without site-packages, tests and caches
   # (~13 MB xz), so the GPU machine's own Python (another version: 3.12

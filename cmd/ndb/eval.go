@@ -161,9 +161,9 @@ func signalContext() (context.Context, context.CancelFunc) {
 func evalCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "eval",
-		Short: "Measure a debugger engine: next-state accuracy and CruxEval (docs/eval.md)",
+		Short: "Measure a debugger engine: next-state accuracy, whole sessions and CruxEval (docs/eval.md)",
 	}
-	cmd.AddCommand(evalNextStateCommand(), evalCruxCommand())
+	cmd.AddCommand(evalNextStateCommand(), evalCruxCommand(), evalSessionCommand())
 	return cmd
 }
 
@@ -182,9 +182,9 @@ forward and inverse. --horizon-n adds horizon examples (step actions, then one j
 against the fraction of states skipped); --k adds exact match@k (temperature 0.6, top-p 0.95).
 
 --programs DIR: every .py file under DIR, traced as a script. --source NAME: the held-out split of
-mbppplus, mbpp, humaneval, thealgorithms, thealgorithms-functions or thealgorithms-scripts
+mbppplus, mbpp, humaneval, thealgorithms or realworld (each also -functions, -scripts)
 (program ids whose FNV-1a hash % 100 < --val-percent, the rule ndb train uses for validation, so
-training never saw them; thealgorithms is held out by file). Several sources, comma-separated,
+training never saw them; thealgorithms and realworld are held out by file). Several sources, comma-separated,
 and --programs DIR alongside: --n examples per action are drawn from each, and the report adds
 a table (JSON: "by_source") of each source's scores next to the overall ones.`,
 		Args: cobra.NoArgs,
@@ -208,47 +208,9 @@ a table (JSON: "by_source") of each source's scores next to the overall ones.`,
 			}
 			ctx, cancel := signalContext()
 			defer cancel()
-			var sets []eval.SourcePrograms
-			if programs != "" {
-				if st, err := os.Stat(programs); err != nil || !st.IsDir() {
-					return fmt.Errorf("--programs %s: not a folder of .py scripts", programs)
-				}
-				src, err := dataset.OpenSource(programs, mustDataDirOrEmpty(f.dataDir), int64(f.seed))
-				if err != nil {
-					return err
-				}
-				var progs []eval.NamedProgram
-				for i := 0; i < src.Len(); i++ {
-					if it, skip := src.Item(i); skip == "" {
-						progs = append(progs, eval.NamedProgram{ID: it.ID, Program: it.Program})
-					}
-				}
-				if len(progs) == 0 {
-					return fmt.Errorf("no .py program under %s", programs)
-				}
-				sets = append(sets, eval.SourcePrograms{Source: programs, Programs: progs})
-			}
-			if source != "" {
-				dir, err := dataset.DataDir(f.dataDir)
-				if err != nil {
-					return err
-				}
-				for _, name := range strings.Split(source, ",") {
-					name = strings.TrimSpace(name)
-					if name == "" {
-						continue
-					}
-					src, err := dataset.OpenSource(name, dir, int64(f.seed))
-					if err != nil {
-						return err
-					}
-					progs, err := eval.HeldOut(src, valPercent, limit)
-					if err != nil {
-						return err
-					}
-					filter, _ := src.(dataset.TraceFilter)
-					sets = append(sets, eval.SourcePrograms{Source: name, Programs: progs, Filter: filter})
-				}
+			sets, err := programSets(f.dataDir, programs, source, int64(f.seed), valPercent, limit)
+			if err != nil {
+				return err
 			}
 			var progs []eval.NamedProgram
 			for _, set := range sets {
@@ -321,7 +283,7 @@ a table (JSON: "by_source") of each source's scores next to the overall ones.`,
 	f.add(cmd)
 	fs := cmd.Flags()
 	fs.StringVar(&programs, "programs", "", "folder of held-out .py scripts")
-	fs.StringVar(&source, "source", "", "held-out split of data sources, comma-separated: mbppplus, mbpp, humaneval, thealgorithms, thealgorithms-functions, thealgorithms-scripts (several: a per-source report)")
+	fs.StringVar(&source, "source", "", "held-out split of data sources, comma-separated: mbppplus, mbpp, humaneval, thealgorithms[-functions|-scripts], realworld[-functions|-scripts] (several: a per-source report)")
 	fs.IntVar(&valPercent, "val-percent", 5, "the validation percent training used (programs with hash % 100 below it are held out)")
 	fs.IntVar(&limit, "limit-programs", 0, "use at most this many held-out programs (0: all)")
 	fs.IntVar(&n, "n", 800, "examples per action (per source when several)")
@@ -557,3 +519,138 @@ func printJSONLine(v map[string]any) error {
 }
 
 func init() { rootCmd.AddCommand(evalCommand()) }
+
+// programSets are the held-out programs of an eval command: --programs
+// DIR (every .py file under it, as scripts) and each --source NAME's
+// held-out split (eval.HeldOut, with the source's trace rule).
+func programSets(dataDir, programs, source string, seed int64, valPercent, limit int) ([]eval.SourcePrograms, error) {
+	var sets []eval.SourcePrograms
+	if programs != "" {
+		if st, err := os.Stat(programs); err != nil || !st.IsDir() {
+			return nil, fmt.Errorf("--programs %s: not a folder of .py scripts", programs)
+		}
+		src, err := dataset.OpenSource(programs, mustDataDirOrEmpty(dataDir), seed)
+		if err != nil {
+			return nil, err
+		}
+		var progs []eval.NamedProgram
+		for i := 0; i < src.Len(); i++ {
+			if it, skip := src.Item(i); skip == "" {
+				progs = append(progs, eval.NamedProgram{ID: it.ID, Program: it.Program})
+			}
+		}
+		if len(progs) == 0 {
+			return nil, fmt.Errorf("no .py program under %s", programs)
+		}
+		sets = append(sets, eval.SourcePrograms{Source: programs, Programs: progs})
+	}
+	if source != "" {
+		dir, err := dataset.DataDir(dataDir)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range strings.Split(source, ",") {
+			name = strings.TrimSpace(name)
+			if name == "" {
+				continue
+			}
+			src, err := dataset.OpenSource(name, dir, seed)
+			if err != nil {
+				return nil, err
+			}
+			progs, err := eval.HeldOut(src, valPercent, limit)
+			if err != nil {
+				return nil, err
+			}
+			filter, _ := src.(dataset.TraceFilter)
+			sets = append(sets, eval.SourcePrograms{Source: name, Programs: progs, Filter: filter})
+		}
+	}
+	return sets, nil
+}
+
+func evalSessionCommand() *cobra.Command {
+	var f evalFlags
+	var programs, source, dump string
+	var sessions, stops, valPercent, limit int
+	cmd := &cobra.Command{
+		Use:   "session (--programs DIR | --source NAME[,NAME...])",
+		Short: "Whole-session accuracy: random pdb command sequences, the engine against the real program",
+		Long: `Runs --sessions seeded random pdb command sequences per source (s, n, r, unt, c, b LINE + c, and
+the reverse rs, rn, rr, b LINE + rc) of up to --stops commands on held-out programs, each command on
+the measured engine's session and on the real program's session side by side (debugger.Session, as
+the front ends drive them), and reports the fraction of sessions whose first k stops are all right
+(k = 1, 3, 5, 10), the mean number of stops before the first wrong one, per source and overall. A
+stop is right when next-state's exact match holds on it: the same event, source line, locals (all
+of them) and value, or the same exit (docs/eval.md). Programs: as for next-state (--programs DIR,
+--source NAME[,...] held-out splits).`,
+		Example: `  ndb eval session --programs eval/scripts --source thealgorithms-scripts,realworld-scripts --sessions 30`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if programs == "" && source == "" {
+				return errors.New("give --programs DIR or --source NAME[,NAME...] (or both)")
+			}
+			if sessions <= 0 || stops <= 0 {
+				return errors.New("--sessions and --stops must be positive")
+			}
+			var dumpTo io.Writer // opened first: a bad path costs no run
+			if dump != "" {
+				df, err := os.Create(dump)
+				if err != nil {
+					return err
+				}
+				defer df.Close()
+				dw := bufio.NewWriter(df)
+				defer dw.Flush()
+				dumpTo = dw
+			}
+			ctx, cancel := signalContext()
+			defer cancel()
+			sets, err := programSets(f.dataDir, programs, source, int64(f.seed), valPercent, limit)
+			if err != nil {
+				return err
+			}
+			eng, err := f.engines()
+			if err != nil {
+				return err
+			}
+			defer eng.Close()
+			bar := f.bar(sessions*len(sets), "sessions")
+			rep, err := eval.RunSessions(ctx, sets, eval.SessionOptions{Sessions: sessions, Stops: stops, Seed: f.seed,
+				Real: eng.real, Engine: eng.engine, Dump: dumpTo, Progress: func(done, total int) {
+					if bar != nil {
+						bar.Set(done)
+					}
+				}})
+			if bar != nil {
+				bar.Finish()
+			}
+			if err != nil {
+				return err
+			}
+			out := rep.JSON()
+			out["seed"] = f.seed
+			if f.report != "" {
+				if err := writeReport(f.report, "session", rep.Markdown(), out); err != nil {
+					return err
+				}
+			}
+			if f.json {
+				return printJSONLine(out)
+			}
+			fmt.Print(rep.Markdown())
+			return nil
+		},
+	}
+	f.add(cmd)
+	fs := cmd.Flags()
+	fs.StringVar(&programs, "programs", "", "folder of held-out .py scripts")
+	fs.StringVar(&source, "source", "", "held-out split of data sources, comma-separated (as for next-state; realworld, thealgorithms-scripts, ...)")
+	fs.IntVar(&valPercent, "val-percent", 5, "the validation percent training used (programs with hash % 100 below it are held out)")
+	fs.IntVar(&limit, "limit-programs", 0, "use at most this many held-out programs per source (0: all)")
+	fs.IntVar(&sessions, "sessions", 30, "sessions per source")
+	fs.IntVar(&stops, "stops", 10, "commands per session (fewer when the program ends)")
+	fs.IntVar(&f.maxTokens, "max-tokens", 0, "model engine: token budget of one predicted frame (0: the runtime's default, 384)")
+	fs.StringVar(&dump, "dump", "", "write every session (commands, the first wrong stop, predicted and real) as JSON lines to this file")
+	return cmd
+}

@@ -45,7 +45,8 @@ direction, actions, source and program_id (schema in docs/data.md).
 SRC is synthetic, synthetic-scripts (whole module-level scripts), mbppplus, mbpp,
 humaneval, thealgorithms (TheAlgorithms/Python:
 doctest calls and whole files; thealgorithms-functions or thealgorithms-scripts for
-one kind), or a folder of .py scripts. The
+one kind), realworld (2,235 files of 12 public repositories, the same two kinds;
+realworld-functions, realworld-scripts), or a folder of .py scripts. The
 output is the same bytes for the same arguments whatever --workers is; a
 killed run resumes where it stopped when started again with the same
 arguments; --shard i/N makes this machine write only its share of the shards,
@@ -59,7 +60,7 @@ so N machines can split one job.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.source, "source", "", "synthetic, mbppplus, mbpp, humaneval, thealgorithms, thealgorithms-functions, thealgorithms-scripts, or a folder of .py scripts")
+	fl.StringVar(&f.source, "source", "", "synthetic, synthetic-scripts, mbppplus, mbpp, humaneval, thealgorithms[-functions|-scripts], realworld[-functions|-scripts], or a folder of .py scripts")
 	fl.IntVar(&f.n, "n", 0, "number of trajectories of the whole job")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the program order, the synthetic programs and the sampler")
 	fl.StringVar(&f.out, "out", "", "output folder (shards, their stats and manifest.json)")
