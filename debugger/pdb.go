@@ -2,7 +2,9 @@ package debugger
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"ndb/tracer"
@@ -552,7 +554,7 @@ func (b *TraceBackend) nextWithBreaks(ctx context.Context, history []Step, cmd C
 		if cmd.Action != Continue {
 			return b.next(ctx, history, cmd)
 		}
-		q := b.reverseContinueWith(p, bps)
+		q := b.reverseContinueWith(p, NewReverseContinue(nil, bps))
 		b.remember(len(history)+1, q, nil)
 		return b.StopAt(q), nil
 	}
@@ -563,41 +565,208 @@ func (b *TraceBackend) nextWithBreaks(ctx context.Context, history []Step, cmd C
 	return b.runPdb(history, p, cmd, breaks, bps)
 }
 
-// reverseContinueWith is the latest line event before p where a breakpoint
-// of bps would stop: a line breakpoint whose condition holds (or fails to
-// evaluate), or a function breakpoint at the first line event of an
-// activation of its function.
-func (b *TraceBackend) reverseContinueWith(p Pos, bps []*BreakSpec) Pos {
-	sim := newPdbSim(b.tr)
+// reverseContinueWith is where a reverse continue from p stops by rule r
+// (ReverseContinue): the trace's states walked back from just before p.
+func (b *TraceBackend) reverseContinueWith(p Pos, r *ReverseContinue) Pos {
 	from := p.Index - 1
 	if p.LineCall {
-		from = p.Index
+		from = p.Index // the line itself is in the past of its twin
 	}
 	states := b.tr.T.States
-	from = min(from, len(states)-1)
-	for k := from; k >= 0; k-- {
-		s := &states[k]
-		if s.Event != tracer.EventLine {
-			continue
-		}
-		for _, bp := range bps {
-			var match bool
-			if bp.Func == "" {
-				match = bp.Line == s.Lineno
-			} else {
-				match = s.Function == bp.Func && sim.frameFirstLine(s.Frame) == bp.Line &&
-					k > 0 && states[k-1].Frame == s.Frame && states[k-1].Event == tracer.EventCall
-			}
-			if !match {
-				continue
-			}
-			if bp.cond == nil {
-				return Pos{Index: k}
-			}
-			if ok, err := bp.cond.Eval(s.Locals); ok || err != nil {
-				return Pos{Index: k}
-			}
+	for k := min(from, len(states)-1); k >= 0; k-- {
+		if back := r.Met(states[k]); back >= 0 {
+			return Pos{Index: k + back}
 		}
 	}
 	return EntryExit
+}
+
+// pdbBeforeStart is q, or inv_exit_entry where q is a script's module
+// call: pdb's first stop is the module's first line, and that call has no
+// line a user (or a model) could be shown, so a reverse command that would
+// reach it is before the start, on every engine.
+func pdbBeforeStart(tr *Tree, q Pos) Pos {
+	if q.Index == 0 && !q.LineCall && tr.T.Call == "" && len(tr.T.States) > 0 && tr.T.States[0].Event == tracer.EventCall {
+		return EntryExit
+	}
+	return q
+}
+
+// pdbCmdOf is the pdb command a forward Command stands for (false for the
+// SPEC's breakpoint action and inverse commands), and `until N`'s line.
+func pdbCmdOf(cmd Command) (pc pdbCmd, untilLine int, ok bool) {
+	switch cmd.Action {
+	case StepInto:
+		return pdbStep, 0, true
+	case StepOver:
+		if cmd.Until {
+			return pdbUntil, cmd.Line, true
+		}
+		return pdbNext, 0, true
+	case StepReturn:
+		return pdbReturn, 0, true
+	case Continue:
+		return pdbContinue, 0, !cmd.Backward
+	}
+	return 0, 0, false
+}
+
+// Rollout is where a forward command stops over states that come one at a
+// time, as a model engine predicts them by step_into: the one rule every
+// engine's forward commands follow. pdb's commands (s, n, unt, r, c with
+// cmd.Breaks as line breakpoints) run the same bdb simulation as the trace
+// backend, started as if the current stop had been reached by single steps
+// (every frame of the stack traced); the SPEC's breakpoint action stops at
+// the first state of its line (Tree.Apply's rule).
+//
+// past is the call stack at the current stop, outermost first, each
+// caller as its latest state (the line that made the call), the current
+// stop last. next returns the state after the last one, false when the
+// program ends there (or the caller's bound on predictions is reached).
+// Predicted states carry no frame ids: Rollout tells activations apart by
+// depth and call events and writes the ids into the states it returns.
+// It returns the states next gave and the index among them of the stop,
+// len(states) when the program ended before one.
+func Rollout(past []tracer.State, cmd Command, next func() (tracer.State, bool, error)) (states []tracer.State, stop int, err error) {
+	if len(past) == 0 {
+		return nil, 0, errors.New("rollout: no current stop")
+	}
+	t := &tracer.Trace{States: slices.Clone(past)}
+	ids := frameIDs{}
+	for i := range t.States {
+		t.States[i].Frame = ids.of(&t.States[i])
+	}
+	n0 := len(t.States)
+	tr := NewTree(t)
+	pull := func() bool {
+		if err != nil {
+			return false
+		}
+		s, ok, e := next()
+		if e != nil {
+			err = e
+			return false
+		}
+		if !ok {
+			return false
+		}
+		s.Frame = ids.of(&s)
+		t.States = append(t.States, s)
+		tr.Grow()
+		return true
+	}
+	pc, untilLine, isPdb := pdbCmdOf(cmd)
+	switch {
+	case isPdb:
+		tr.more = func(tracer.Pause) (bool, bool) { return false, pull() }
+		sim := pdbAt(tr, n0-1)
+		breaks := make(map[int]bool, len(cmd.Breaks))
+		for _, l := range cmd.Breaks {
+			breaks[l] = true
+		}
+		stop = sim.do(pc, breaks, untilLine)
+	case cmd.Action == Breakpoint:
+		stop = -1
+		for k := n0; stop < 0 && (k < len(t.States) || pull()); k++ {
+			if s := &t.States[k]; cmd.Line > 0 && s.Lineno == cmd.Line || cmd.Line <= 0 && s.Src == cmd.Src {
+				stop = k
+			}
+		}
+		if stop < 0 {
+			stop = len(t.States)
+		}
+	default:
+		return nil, 0, fmt.Errorf("rollout: %s is not a forward command", cmd.Action)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	return t.States[n0:], stop - n0, nil
+}
+
+// frameIDs gives predicted states frame ids: a call opens a new activation
+// at its depth, any other event belongs to the activation open at its
+// depth (a new one if none is: a stack seen from the middle).
+type frameIDs struct {
+	open []int // activation id by depth
+	last int
+}
+
+func (f *frameIDs) of(s *tracer.State) int {
+	d := max(s.Depth, 0)
+	if s.Event == tracer.EventCall || d >= len(f.open) || f.open[d] == 0 {
+		f.last++
+		for len(f.open) <= d {
+			f.open = append(f.open, 0)
+		}
+		f.open[d] = f.last
+	}
+	f.open = f.open[:d+1]
+	return f.open[d]
+}
+
+// ReverseContinue is the rule of a reverse continue, the one every engine
+// and the session follow: walking back in time from the current stop, it
+// stops at the latest line event where a breakpoint would stop a forward
+// run (Met is given each state in turn). With bps (the session's
+// breakpoints) that is a line breakpoint whose condition holds or cannot
+// be evaluated, or a function breakpoint at the first line event of an
+// activation of its function (known when that activation's call is met,
+// right after); temporary breakpoints are not cleared going back. Without
+// bps, a line event on one of the lines.
+type ReverseContinue struct {
+	lines map[int]bool
+	bps   []*BreakSpec
+	later *tracer.State // the state met just before (later in time), if any
+}
+
+// NewReverseContinue is the rule for breakpoints at lines (bps nil) or bps.
+func NewReverseContinue(lines []int, bps []*BreakSpec) *ReverseContinue {
+	r := &ReverseContinue{lines: map[int]bool{}, bps: bps}
+	for _, l := range lines {
+		r.lines[l] = true
+	}
+	for _, b := range bps {
+		r.lines[b.Line] = true
+	}
+	return r
+}
+
+// Met takes the next state going back in time (an inv_line_call twin is
+// not a line event: its line comes later in the walk) and says where to
+// stop: 0 at s, 1 at the state met just before it, -1 not yet.
+func (r *ReverseContinue) Met(s tracer.State) int {
+	later := r.later
+	r.later = &s
+	if s.Event == tracer.EventCall && later != nil && later.Event == tracer.EventLine &&
+		later.Function == s.Function && later.Depth == s.Depth && later.Frame == s.Frame {
+		for _, b := range r.bps {
+			if b.Func == s.Function && b.Line == s.Lineno && b.holds(later.Locals) {
+				return 1
+			}
+		}
+	}
+	if s.Event != tracer.EventLine || !r.lines[s.Lineno] {
+		return -1
+	}
+	if r.bps == nil {
+		return 0
+	}
+	for _, b := range r.bps {
+		if b.Func == "" && b.Line == s.Lineno && b.holds(s.Locals) {
+			return 0
+		}
+	}
+	return -1
+}
+
+// holds is bdb's condition check without its side effect (a temporary
+// breakpoint is not marked): no condition, one that holds, or one that
+// cannot be evaluated (pdb then stops).
+func (b *BreakSpec) holds(locals tracer.Locals) bool {
+	if b.cond == nil {
+		return true
+	}
+	ok, err := b.cond.Eval(locals)
+	return ok || err != nil
 }

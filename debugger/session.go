@@ -132,6 +132,15 @@ type Inspector interface {
 	CallOf(s Stop) (tracer.State, bool)
 }
 
+// StackTeller is optionally implemented by a Backend without an Inspector
+// that knows its stops' call stacks better than the history shows them (a
+// model engine: the stops a jump passed are not in the history).
+type StackTeller interface {
+	// StackOf is the call stack at the last stop of history, outermost
+	// first, as Inspector.Stack.
+	StackOf(history []Step) []tracer.State
+}
+
 // Outputter is optionally implemented by a Backend that ran the program
 // (the trace backend): what it printed, shown when the run has ended since
 // a trace does not say which state printed what.
@@ -341,11 +350,18 @@ func (s *Session) Do(ctx context.Context, cmd Command) (Stop, error) {
 	}
 	switch {
 	case cmd.Action == Continue && cmd.Backward:
-		st, err := s.next(ctx, cmd)
-		if !errors.Is(err, ErrUnsupported) {
-			return st, err
+		// Repeated while the backend (which knows only the lines) stops
+		// where the breakpoints' conditions fail, as a forward continue is.
+		for range maxRepeats {
+			st, err := s.next(ctx, cmd)
+			if errors.Is(err, ErrUnsupported) {
+				return s.emulateReverseContinue(ctx, cmd.Breaks)
+			}
+			if err != nil || st.IsExit() || NewReverseContinue(nil, s.bps).Met(st.State) == 0 {
+				return st, err
+			}
 		}
-		return s.emulateReverseContinue(ctx, cmd.Breaks)
+		return s.Current(), fmt.Errorf("gave up after %d reverse continues", maxRepeats)
 	case cmd.Action == Continue && len(cmd.Breaks) > 0, cmd.Action == Breakpoint && cmd.Line > 0:
 		for range maxRepeats {
 			st, err := s.next(ctx, cmd)
@@ -378,13 +394,18 @@ func (s *Session) next(ctx context.Context, cmd Command) (Stop, error) {
 
 func (s *Session) emulateReverseContinue(ctx context.Context, breaks []int) (Stop, error) {
 	step := Command{Action: InvStepInto, Breaks: breaks}
+	rule := NewReverseContinue(nil, s.bps)
 	for range maxRepeats {
 		st, err := s.next(ctx, step)
 		if err != nil || st.IsExit() {
 			return st, err
 		}
-		if st.Event == tracer.EventLine && slices.Contains(breaks, st.Lineno) {
+		switch rule.Met(st.State) {
+		case 0:
 			return st, nil
+		case 1: // the stop is the state met before this one
+			s.history = s.history[:len(s.history)-1]
+			return s.Current(), nil
 		}
 	}
 	return s.Current(), fmt.Errorf("gave up after %d reverse steps", maxRepeats)
@@ -400,6 +421,9 @@ func (s *Session) Stack() []tracer.State {
 	}
 	if in, ok := s.b.(Inspector); ok {
 		return in.Stack(cur)
+	}
+	if st, ok := s.b.(StackTeller); ok {
+		return st.StackOf(s.history)
 	}
 	var stack []tracer.State
 	for _, h := range s.history {
@@ -579,4 +603,28 @@ func (s *Session) ArgsOf(f Stop) (tracer.Locals, bool) {
 		}
 	}
 	return nil, false
+}
+
+// LastRun is the last state the program ran before the end the session
+// stops at (a front end shows the end there, not where the last command
+// started): the trace's last state for the trace backend, else the latest
+// stop of the history before the end; false when the session is not at
+// the end or nothing ran.
+func (s *Session) LastRun() (Stop, bool) {
+	cur := s.Current()
+	if !cur.IsExit() || cur.Exit == ExitInvEntry {
+		return Stop{}, false
+	}
+	if tb, ok := s.b.(*TraceBackend); ok {
+		if n := len(tb.tr.T.States); n > 0 {
+			return tb.StopAt(Pos{Index: n - 1}), true
+		}
+		return Stop{}, false
+	}
+	for i := len(s.history) - 1; i >= 0; i-- {
+		if st := s.history[i].Stop; !st.IsExit() {
+			return st, true
+		}
+	}
+	return Stop{}, false
 }

@@ -110,7 +110,7 @@ func (b *TraceBackend) next(ctx context.Context, history []Step, cmd Command) (S
 		if cmd.Action == Continue {
 			q = b.reverseContinue(p, cmd.Breaks)
 		} else {
-			q = b.tr.Apply(p, cmd)
+			q = pdbBeforeStart(b.tr, b.tr.Apply(p, cmd))
 		}
 		b.remember(len(history)+1, q, nil)
 		return b.StopAt(q), nil
@@ -180,24 +180,7 @@ func (b *TraceBackend) runPdb(history []Step, p Pos, cmd Command, breaks map[int
 
 // reverseContinue is the latest line event before p on a breakpoint line.
 func (b *TraceBackend) reverseContinue(p Pos, breaks []int) Pos {
-	set := map[int]bool{}
-	for _, l := range breaks {
-		set[l] = true
-	}
-	from := p.Index - 1
-	if p.LineCall {
-		from = p.Index // the line itself is in the past of its twin
-	}
-	if from >= len(b.tr.T.States) {
-		from = len(b.tr.T.States) - 1
-	}
-	for k := from; k >= 0; k-- {
-		s := &b.tr.T.States[k]
-		if s.Event == tracer.EventLine && set[s.Lineno] {
-			return Pos{Index: k}
-		}
-	}
-	return EntryExit
+	return b.reverseContinueWith(p, NewReverseContinue(breaks, nil))
 }
 
 // Stack implements Inspector: the ancestors of the stop's state.

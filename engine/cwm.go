@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"ndb/debugger"
@@ -152,77 +153,56 @@ func (b *CWM) next(ctx context.Context, history []debugger.Step, cmd debugger.Co
 		}
 	}
 	if backward {
-		q := b.back(pos, cmd)
-		b.marks = append(b.marks, max(q, 0))
-		if q < 0 {
-			b.marks[len(b.marks)-1] = 0
+		q := b.back(debugger.Pos{Index: pos, LineCall: cur.Event == debugger.KindInvLineCall}, cmd)
+		b.marks = append(b.marks, max(q.Index, 0))
+		st := b.stopAt(q.Index)
+		if q.LineCall {
+			st.Event = debugger.KindInvLineCall
 		}
-		return b.stopAt(q), nil
+		return st, nil
 	}
-	d := cur.Depth
-	breaks := map[int]bool{}
-	for _, l := range cmd.Breaks {
-		breaks[l] = true
+	// Forwards: frames predicted one at a time, and the stop rule every
+	// engine shares (debugger.Rollout) says where the command stops.
+	if cmd.Action == debugger.Breakpoint && cmd.Src == "" {
+		cmd.Src = b.ix.line(cmd.Line)
 	}
-	var done func(s tracer.State) bool
-	switch cmd.Action {
-	case debugger.StepInto:
-		done = func(tracer.State) bool { return true }
-	case debugger.StepOver:
-		done = func(s tracer.State) bool {
-			if cur.Event == tracer.EventReturn {
-				return s.Depth < d
-			}
-			if cmd.Until && s.Depth == d && s.Event == tracer.EventLine {
-				if cmd.Line > 0 {
-					return s.Lineno >= cmd.Line
-				}
-				return s.Lineno > cur.Lineno
-			}
-			return s.Depth < d || s.Depth == d && (!cmd.Until || s.Event == tracer.EventReturn)
-		}
-	case debugger.StepReturn:
-		done = func(s tracer.State) bool {
-			if cur.Event == tracer.EventReturn {
-				return s.Depth < d && s.Event == tracer.EventReturn || s.Depth < d-1
-			}
-			return s.Depth == d && s.Event == tracer.EventReturn || s.Depth < d
-		}
-	case debugger.Breakpoint:
-		src := cmd.Src
-		if src == "" {
-			src = b.ix.line(cmd.Line)
-		}
-		done = func(s tracer.State) bool { return s.Src == src && (cmd.Line == 0 || s.Lineno == cmd.Line) }
-	case debugger.Continue:
-		done = func(s tracer.State) bool { return s.Event == tracer.EventLine && breaks[s.Lineno] }
-	default:
-		return debugger.Stop{}, fmt.Errorf("engine: unknown action %q", cmd.Action)
-	}
+	from, ended, bound := pos, false, false
 	limit := max(b.MaxRollout, 1)
-	for range limit {
-		if b.frames[pos].ended {
-			b.marks = append(b.marks, pos)
-			return b.exitStop(pos), nil
+	next := func() (tracer.State, bool, error) {
+		switch {
+		case b.frames[pos].ended:
+			ended = true
+			return tracer.State{}, false, nil
+		case pos-from >= limit:
+			bound = true
+			return tracer.State{}, false, nil
 		}
 		if err := b.predictNext(ctx, pos); err != nil {
-			return debugger.Stop{}, err
+			return tracer.State{}, false, err
 		}
 		pos++
 		if b.frames[pos].ended && b.frames[pos].st.Event == "" { // the end itself
 			b.frames = b.frames[:pos]
 			pos--
 			b.frames[pos].ended = true
-			b.marks = append(b.marks, pos)
-			return b.exitStop(pos), nil
+			ended = true
+			return tracer.State{}, false, nil
 		}
-		if done(b.frames[pos].st) {
-			b.marks = append(b.marks, pos)
-			return b.stopAt(pos), nil
-		}
+		return b.frames[pos].st, true, nil
+	}
+	_, k, err := debugger.Rollout(b.stackAt(from), cmd, next)
+	switch {
+	case err != nil:
+		return debugger.Stop{}, err
+	case from+1+k <= pos:
+		b.marks = append(b.marks, from+1+k)
+		return b.stopAt(from + 1 + k), nil
+	case ended:
+		b.marks = append(b.marks, pos)
+		return b.exitStop(pos), nil
 	}
 	b.marks = append(b.marks, pos)
-	if cmd.Action == debugger.Continue || cmd.Action == debugger.Breakpoint {
+	if bound && (cmd.Action == debugger.Continue || cmd.Action == debugger.Breakpoint) {
 		// The target never came: as SPEC's breakpoint, the run's end; a
 		// rollout that does not end is an infinite loop.
 		return debugger.Stop{State: tracer.State{Event: debugger.EventExit, Arg: "rollout limit"}, Exit: tracer.ExitNever, Index: -1}, nil
@@ -230,45 +210,70 @@ func (b *CWM) next(ctx context.Context, history []debugger.Step, cmd debugger.Co
 	return b.stopAt(pos), nil
 }
 
-// back moves backwards within the rollout: -1 is before the entry.
-func (b *CWM) back(pos int, cmd debugger.Command) int {
+// stackAt is the call stack at rollout frame pos, outermost first: the
+// latest frame before it at each smaller depth (the line that made the
+// call), pos last.
+func (b *CWM) stackAt(pos int) []tracer.State {
 	cur := b.frames[pos].st
-	switch {
-	case cmd.Action == debugger.InvStepInto:
-		return pos - 1
-	case cmd.Action == debugger.InvStepOver:
-		for q := pos - 1; q >= 0; q-- {
-			if b.frames[q].st.Depth <= cur.Depth {
-				return q
-			}
+	out := []tracer.State{cur}
+	want := cur.Depth - 1
+	for q := pos - 1; q >= 0 && want >= 0; q-- {
+		if s := b.frames[q].st; s.Depth == want {
+			out = append(out, s)
+			want--
 		}
-		return -1
-	case cmd.Action == debugger.InvStepCall:
-		if cur.Event == tracer.EventCall {
-			pos-- // already at the call: the caller's
-			if pos < 0 {
-				return -1
-			}
-			cur = b.frames[pos].st
-		}
-		for q := pos; q >= 0; q-- {
-			if s := b.frames[q].st; s.Frame == cur.Frame && s.Event == tracer.EventCall {
-				return q
-			}
-		}
-		return -1
-	default: // reverse continue
-		set := map[int]bool{}
-		for _, l := range cmd.Breaks {
-			set[l] = true
-		}
-		for q := pos - 1; q >= 0; q-- {
-			if s := b.frames[q].st; s.Event == tracer.EventLine && set[s.Lineno] {
-				return q
-			}
-		}
-		return -1
 	}
+	slices.Reverse(out)
+	return out
+}
+
+// StackOf implements debugger.StackTeller: the rollout's frames are every
+// state up to the stop, so its callers are known exactly.
+func (b *CWM) StackOf(history []debugger.Step) []tracer.State {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := len(history)
+	if n == 0 || n > len(b.marks) || history[n-1].Stop.IsExit() || b.marks[n-1] >= len(b.frames) {
+		return nil
+	}
+	stack := b.stackAt(b.marks[n-1])
+	stack[len(stack)-1], _ = stateOf(history[n-1].Stop) // as shown (set edits it)
+	for i := range stack {
+		stack[i].Frame = 0
+	}
+	return stack
+}
+
+// back moves backwards within the rollout, by the rules every engine
+// shares: the inverse tree's (debugger.Tree.Apply) over the frames so
+// far, and the rule of a reverse continue. Index -1 is before the entry.
+func (b *CWM) back(p debugger.Pos, cmd debugger.Command) debugger.Pos {
+	if cmd.Action == debugger.Continue {
+		rule := debugger.NewReverseContinue(cmd.Breaks, nil)
+		from := p.Index - 1
+		if p.LineCall {
+			from = p.Index // the line itself is in the past of its twin
+		}
+		for q := from; q >= 0; q-- {
+			if back := rule.Met(b.frames[q].st); back >= 0 {
+				return debugger.Pos{Index: q + back}
+			}
+		}
+		return debugger.EntryExit
+	}
+	states := make([]tracer.State, p.Index+1)
+	for i := range states {
+		states[i] = b.frames[i].st
+	}
+	tr := debugger.NewTree(&tracer.Trace{States: states, Call: b.prog.Call})
+	q := tr.Apply(p, cmd)
+	for q.LineCall && q.Index < p.Index {
+		// A line that made calls, met from after them: its calls' last
+		// state, as the session's second step from there would give (the
+		// rollout after p is cut, so the twin could not be stepped from).
+		q = tr.Apply(q, cmd)
+	}
+	return q
 }
 
 // prompt is the CWM text of the rollout up to and including frame pos.

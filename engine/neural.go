@@ -44,9 +44,11 @@ const maxContextFrames = 256
 // Neural is the debugger.Backend of the model and openai engines: every
 // stop is predicted in ndb's format (SPEC section 5) from the predicted
 // history, which is the context of each prediction; the program never
-// runs. Commands the format has no single action for are rolled out step by
-// step (pdb's until, continue with several breakpoints, reverse continue),
-// at most MaxRollout predictions each.
+// runs. Commands the format has no single action for, or whose action
+// would not stop where pdb does, are rolled out step by step and stopped by
+// the rules every engine shares (pdb's until, continue with several
+// breakpoints, n and r while breakpoints are set, r at a return, reverse
+// continue), at most MaxRollout predictions each.
 //
 // A Neural backend belongs to one session; its methods are serialised by a
 // mutex so that a front end may call Resample from another goroutine.
@@ -54,6 +56,7 @@ type Neural struct {
 	predicted
 	start  debugger.Stop
 	script bool
+	paths  notedPaths // how each answer was reached (stops.go)
 
 	// MaxRollout bounds the predictions of one rolled-out command.
 	MaxRollout int
@@ -128,59 +131,62 @@ func (b *Neural) Next(ctx context.Context, history []debugger.Step, cmd debugger
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.acc = confidenceSum{}
-	st, err := b.next(ctx, history, cmd)
+	st, path, err := b.next(ctx, history, cmd)
 	if err != nil {
 		return st, err
 	}
-	return b.mark(st), nil
+	st = b.mark(st)
+	b.paths.note(history, path, st)
+	return st, nil
 }
 
-func (b *Neural) next(ctx context.Context, history []debugger.Step, cmd debugger.Command) (debugger.Stop, error) {
+func (b *Neural) next(ctx context.Context, history []debugger.Step, cmd debugger.Command) (debugger.Stop, []debugger.Step, error) {
 	if len(history) == 0 {
-		return debugger.Stop{}, errors.New("engine: empty history")
+		return debugger.Stop{}, nil, errors.New("engine: empty history")
 	}
 	cur := history[len(history)-1].Stop
 	backward := cmd.Reverse()
 	if cur.IsExit() {
 		switch {
 		case cur.Exit == debugger.ExitInvEntry && !backward:
-			return b.start, nil
+			return b.start, nil, nil
 		case backward && cur.Exit != debugger.ExitInvEntry:
-			return debugger.Stop{}, ErrBackFromEnd
+			return debugger.Stop{}, nil, ErrBackFromEnd
 		default:
-			return debugger.Stop{}, debugger.ErrExited
+			return debugger.Stop{}, nil, debugger.ErrExited
 		}
 	}
-	hist := append([]debugger.Step(nil), history...)
-	one := func(step format.Step, wantLine int) (debugger.Stop, error) {
-		st, err := b.predict(ctx, hist, step, wantLine)
-		if err != nil {
-			return st, err
-		}
-		hist = append(hist, debugger.Step{Command: debugger.Command{Action: step.Action, Src: step.Src}, Stop: st})
-		return st, nil
+	// The context of every prediction: the history with each stop a
+	// command reached by several predictions shown as those predictions.
+	hist := b.paths.expand(history)
+	w := newWalker(b, ctx, hist)
+	switch {
+	case backward && cmd.Action == debugger.Continue:
+		return w.reverseContinue(cmd.Breaks)
+	case backward:
+		st, err := w.one(format.Step{Action: cmd.Action}, 0)
+		return st, w.path, err
 	}
-	breaks := map[int]bool{}
-	for _, l := range cmd.Breaks {
-		breaks[l] = true
-	}
-	toLine := func(src string) (debugger.Stop, error) {
-		// debugger.Session repeats a breakpoint until its line is reached
-		// (the text may occur on several lines); bound that for a model.
-		if n := repeatsOf(history, cmd); n >= maxBreakRepeats {
-			return debugger.Stop{}, fmt.Errorf("engine: gave up: the model did not reach line %d in %d predictions", cmd.Line, n)
-		}
-		st, err := one(format.Step{Action: debugger.Breakpoint, Src: src}, cmd.Line)
-		if err == nil && !st.IsExit() && st.Src != src {
-			return debugger.Stop{}, fmt.Errorf("engine: the model stopped at %q, which is not the breakpoint's line %q", st.Src, src)
-		}
-		return st, err
-	}
-	if b.JumpSteps > 0 && !backward && !cmd.Until && len(cmd.Breaks) <= 1 {
-		if st, ok, err := b.stepTo(ctx, history, cur, cmd); ok || err != nil {
-			return st, err
+	if b.JumpSteps > 0 {
+		if st, ok, err := w.stepTo(cmd); ok || err != nil {
+			return st, w.path, err
 		}
 		b.acc = confidenceSum{} // the direct prediction answers: its confidence alone
+		w.reset()
+	}
+	if rolledOut(cmd, cur) {
+		// The format has no one action for these: predicted steps, and
+		// pdb's rules (debugger.Rollout) say where the command stops.
+		by := debugger.StepInto
+		if cmd.Action != debugger.Continue && len(cmd.Breaks) == 0 {
+			by = debugger.StepOver // no callee can stop n, unt or r without breakpoints: skip them
+		}
+		st, res, err := w.walk(cmd, by, b.MaxRollout)
+		if err != nil || res != walkBound || cmd.Until || cmd.Action == debugger.Continue {
+			return st, w.path, err // an until or continue at the bound: the last state reached
+		}
+		b.acc = confidenceSum{} // n or r at the bound: the direct prediction answers
+		w.reset()
 	}
 	switch {
 	case cmd.Action == debugger.Breakpoint:
@@ -188,33 +194,35 @@ func (b *Neural) next(ctx context.Context, history []debugger.Step, cmd debugger
 		if src == "" {
 			src = b.ix.line(cmd.Line)
 		}
-		return toLine(src)
-	case cmd.Action == debugger.Continue && cmd.Backward:
-		return b.rollout(one, debugger.InvStepInto, func(st debugger.Stop) bool {
-			return st.Event == tracer.EventLine && breaks[st.Lineno]
-		})
+		st, err := w.toLine(history, cmd, src, false)
+		return st, w.path, err
 	case cmd.Action == debugger.Continue && cmd.Src != "":
-		return toLine(cmd.Src)
-	case cmd.Action == debugger.Continue && len(breaks) > 1:
-		return b.rollout(one, debugger.StepInto, func(st debugger.Stop) bool {
-			return st.Event == tracer.EventLine && breaks[st.Lineno]
-		})
-	case cmd.Action == debugger.StepOver && cmd.Until:
-		return b.rollout(one, debugger.StepOver, func(st debugger.Stop) bool {
-			switch {
-			case st.Depth < cur.Depth, st.Event == tracer.EventReturn && st.Depth == cur.Depth:
-				return true
-			case st.Event != tracer.EventLine || st.Depth != cur.Depth:
-				return false
-			case cmd.Line > 0:
-				return st.Lineno >= cmd.Line
-			}
-			return st.Lineno > cur.Lineno
-		})
+		st, err := w.toLine(history, cmd, cmd.Src, true)
+		return st, w.path, err
 	case cmd.Action.Valid():
-		return one(format.Step{Action: cmd.Action}, 0)
+		st, err := w.one(format.Step{Action: cmd.Action}, 0)
+		return st, w.path, err
 	}
-	return debugger.Stop{}, fmt.Errorf("engine: unknown action %q", cmd.Action)
+	return debugger.Stop{}, nil, fmt.Errorf("engine: unknown action %q", cmd.Action)
+}
+
+// rolledOut reports whether a forward command at cur is answered by
+// predicted steps instead of one prediction: pdb's until, a continue with
+// several breakpoints, a step over or out while breakpoints are set (pdb
+// stops at one on the way, which the format's step_over and step_return
+// skip), and a step out at a return (pdb goes on to the caller's next stop
+// in its own frame; the format's step_return to the next state, which may
+// be another call made by the caller's line).
+func rolledOut(cmd debugger.Command, cur debugger.Stop) bool {
+	switch cmd.Action {
+	case debugger.StepOver:
+		return cmd.Until || len(cmd.Breaks) > 0
+	case debugger.StepReturn:
+		return len(cmd.Breaks) > 0 || cur.Event == tracer.EventReturn
+	case debugger.Continue:
+		return len(cmd.Breaks) > 1
+	}
+	return false
 }
 
 // maxBreakRepeats bounds how often one breakpoint is predicted again
@@ -235,86 +243,165 @@ func repeatsOf(history []debugger.Step, cmd debugger.Command) int {
 	return n
 }
 
-// rollout repeats action until done holds or an exit, at most MaxRollout
-// times; it then answers the last stop reached.
-func (b *Neural) rollout(one func(format.Step, int) (debugger.Stop, error), a debugger.Action, done func(debugger.Stop) bool) (debugger.Stop, error) {
-	var st debugger.Stop
-	for range max(b.MaxRollout, 1) {
-		var err error
-		if st, err = one(format.Step{Action: a}, 0); err != nil {
-			return st, err
-		}
-		if st.IsExit() || done(st) {
-			return st, nil
-		}
+// walker makes the predictions of one command: each is asked with the
+// context so far and joins it; path keeps them, the answer last.
+type walker struct {
+	b    *Neural
+	ctx  context.Context
+	hist []debugger.Step // the context: the (expanded) history, then path
+	n0   int             // the history's length in hist
+	path []debugger.Step
+}
+
+func newWalker(b *Neural, ctx context.Context, hist []debugger.Step) *walker {
+	return &walker{b: b, ctx: ctx, hist: hist, n0: len(hist)}
+}
+
+// reset drops the predictions made so far (a direct prediction answers
+// after all).
+func (w *walker) reset() { w.hist, w.path = w.hist[:w.n0], nil }
+
+// cut keeps the first n predictions.
+func (w *walker) cut(n int) { w.hist, w.path = w.hist[:w.n0+n], w.path[:n] }
+
+// one predicts the state after step and adds it to the context.
+func (w *walker) one(step format.Step, wantLine int) (debugger.Stop, error) {
+	st, err := w.b.predict(w.ctx, w.hist, step, wantLine)
+	if err != nil {
+		return st, err
 	}
+	if step.Action.Inverse() && w.b.script && st.Event == tracer.EventCall && st.Src == "" {
+		// A script's module call, which has no text, is before the start
+		// (pdb's first stop is the module's first line), as on every engine.
+		st = debugger.Stop{State: tracer.State{Event: debugger.EventExit}, Exit: debugger.ExitInvEntry, Index: -1, Predicted: true, Confidence: st.Confidence}
+	}
+	s := debugger.Step{Command: debugger.Command{Action: step.Action, Src: step.Src}, Stop: st}
+	w.hist, w.path = append(w.hist, s), append(w.path, s)
 	return st, nil
 }
 
-// stepTo answers a forward jump by at most JumpSteps step_into
-// predictions, stopping where the jump's rule (debugger.Tree.Apply) would
-// on the predicted states; ok is false for other commands, when the bound
-// was reached first, and when the model ended the program where it cannot
-// end (not right after the outermost return).
-func (b *Neural) stepTo(ctx context.Context, history []debugger.Step, cur debugger.Stop, cmd debugger.Command) (debugger.Stop, bool, error) {
-	src := ""
-	switch cmd.Action {
-	case debugger.StepOver, debugger.StepReturn:
-	case debugger.Breakpoint:
-		if src = cmd.Src; src == "" {
-			src = b.ix.line(cmd.Line)
-		}
-	case debugger.Continue:
-		src = cmd.Src // a continue with one breakpoint stops at its line
-		if src == "" && len(cmd.Breaks) == 1 {
-			src = b.ix.line(cmd.Breaks[0])
-		}
-	default:
-		return debugger.Stop{}, false, nil
+// toLine answers a breakpoint by the format's `breakpoint SRC`, which
+// stops at the next state with the line's text. pdb's continue stops only
+// at a line event: from another state of the line (its return, say) the
+// breakpoint is predicted again.
+func (w *walker) toLine(history []debugger.Step, cmd debugger.Command, src string, lineEvent bool) (debugger.Stop, error) {
+	// debugger.Session repeats a breakpoint until its line is reached
+	// (the text may occur on several lines); bound that for a model.
+	if n := repeatsOf(history, cmd); n >= maxBreakRepeats {
+		return debugger.Stop{}, fmt.Errorf("engine: gave up: the model did not reach line %d in %d predictions", cmd.Line, n)
 	}
-	hist := append([]debugger.Step(nil), history...)
-	var prev debugger.Stop
-	for range b.JumpSteps {
-		st, err := b.predict(ctx, hist, format.Step{Action: debugger.StepInto}, 0)
+	for range maxBreakRepeats {
+		st, err := w.one(format.Step{Action: debugger.Breakpoint, Src: src}, cmd.Line)
+		switch {
+		case err != nil || st.IsExit():
+			return st, err
+		case st.Src != src:
+			return debugger.Stop{}, fmt.Errorf("engine: the model stopped at %q, which is not the breakpoint's line %q", st.Src, src)
+		case !lineEvent || st.Event == tracer.EventLine:
+			return st, nil
+		}
+	}
+	return debugger.Stop{}, fmt.Errorf("engine: gave up: the model did not reach a line event of %q in %d predictions", src, maxBreakRepeats)
+}
+
+// walkResult says how a walk ended.
+type walkResult int
+
+const (
+	walkStop  walkResult = iota // the stop rule stopped at a predicted state
+	walkEnd                     // the model ended the program first
+	walkLost                    // the model ended the program where it cannot end (not right after the outermost return)
+	walkBound                   // the bound came first
+)
+
+// walk answers a forward command by predicting steps one at a time (by:
+// step_into, or step_over where no callee can stop the command), at most
+// limit of them, until the stop rule every engine shares (debugger.Rollout:
+// pdb's rules; the SPEC's for the breakpoint action) stops at one. It
+// returns that stop, the exit the model ended the program with, or at the
+// bound the last state predicted.
+func (w *walker) walk(cmd debugger.Command, by debugger.Action, limit int) (debugger.Stop, walkResult, error) {
+	var stops []debugger.Stop
+	res, exit := walkEnd, debugger.Stop{}
+	next := func() (tracer.State, bool, error) {
+		if len(stops) >= max(limit, 1) {
+			res = walkBound
+			return tracer.State{}, false, nil
+		}
+		last := w.hist[len(w.hist)-1].Stop
+		a := by
+		if last.Event == tracer.EventReturn || last.Event == tracer.EventException {
+			a = debugger.StepInto // the same next state, and a call after it is placed as a step_into's
+		}
+		st, err := w.one(format.Step{Action: a}, 0)
 		if err != nil {
-			return st, false, err
-		}
-		if last := hist[len(hist)-1].Stop; st.IsExit() && !(last.Depth <= 0 &&
-			(last.Event == tracer.EventReturn || last.Event == tracer.EventException)) {
-			return debugger.Stop{}, false, nil // the program cannot end here: a lost rollout
-		}
-		switch cmd.Action {
-		case debugger.StepOver:
-			if st.IsExit() || st.Depth <= cur.Depth {
-				return st, true, nil
-			}
-		case debugger.StepReturn:
-			// An exception state is the level's end when the level ends
-			// right after it (it was not caught).
-			if prev.Event == tracer.EventException && prev.Depth == cur.Depth && (st.IsExit() || st.Depth < cur.Depth) {
-				return prev, true, nil
-			}
-			if st.IsExit() || st.Depth < cur.Depth || st.Depth == cur.Depth && st.Event == tracer.EventReturn {
-				return st, true, nil
-			}
-		case debugger.Breakpoint: // SPEC: any state of the line
-			if st.Src == src {
-				return st, true, nil
-			}
-		default: // pdb's continue: a line event of the breakpoint
-			if src == "" && st.IsExit() || src != "" && st.Event == tracer.EventLine && st.Src == src &&
-				(cmd.Line == 0 || st.Lineno == cmd.Line) {
-				return st, true, nil
-			}
+			return tracer.State{}, false, err
 		}
 		if st.IsExit() {
-			// A rollout that missed the breakpoint is less sure than one that
-			// found it: whether the line is reached at all is the direct
-			// prediction's to say.
-			return debugger.Stop{}, false, nil
+			if !(last.Depth <= 0 && (last.Event == tracer.EventReturn || last.Event == tracer.EventException)) {
+				res = walkLost
+			}
+			exit = st
+			return tracer.State{}, false, nil
 		}
-		hist = append(hist, debugger.Step{Command: debugger.Command{Action: debugger.StepInto}, Stop: st})
-		prev = st
+		stops = append(stops, st)
+		return st.State, true, nil
+	}
+	_, k, err := debugger.Rollout(w.b.ix.stackAt(w.hist), cmd, next)
+	switch {
+	case err != nil:
+		return debugger.Stop{}, walkStop, err
+	case k < len(stops):
+		w.cut(k + 1)
+		return stops[k], walkStop, nil
+	case res == walkBound && len(stops) > 0:
+		return stops[len(stops)-1], res, nil
+	case res == walkBound:
+		return w.hist[len(w.hist)-1].Stop, res, nil
+	}
+	return exit, res, nil
+}
+
+// reverseContinue walks back by inv_step_into predictions, at most
+// MaxRollout of them, until the rule of a reverse continue
+// (debugger.ReverseContinue) stops, or the start.
+func (w *walker) reverseContinue(breaks []int) (debugger.Stop, []debugger.Step, error) {
+	rule := debugger.NewReverseContinue(breaks, nil)
+	for range max(w.b.MaxRollout, 1) {
+		st, err := w.one(format.Step{Action: debugger.InvStepInto}, 0)
+		if err != nil || st.IsExit() {
+			return st, w.path, err
+		}
+		switch rule.Met(st.State) {
+		case 0:
+			return st, w.path, nil
+		case 1: // the state met before this one
+			w.cut(len(w.path) - 1)
+			return w.path[len(w.path)-1].Stop, w.path, nil
+		}
+	}
+	return w.hist[len(w.hist)-1].Stop, w.path, nil
+}
+
+// stepTo answers a forward jump (step over, step out, a continue with at
+// most one breakpoint, the breakpoint action) by walking at most JumpSteps
+// step_into predictions; ok is false for other commands, when the bound
+// was reached first, when the model ended the program where it cannot end,
+// and when a breakpoint's walk ended without reaching its line (whether
+// the line is reached at all is the direct prediction's to say).
+func (w *walker) stepTo(cmd debugger.Command) (debugger.Stop, bool, error) {
+	switch {
+	case cmd.Until, cmd.Action == debugger.StepInto, cmd.Action == debugger.Continue && len(cmd.Breaks) > 1:
+		return debugger.Stop{}, false, nil
+	}
+	st, res, err := w.walk(cmd, debugger.StepInto, w.b.JumpSteps)
+	switch {
+	case err != nil:
+		return st, false, err
+	case res == walkStop:
+		return st, true, nil
+	case res == walkEnd && cmd.Action != debugger.Breakpoint && (cmd.Action != debugger.Continue || len(cmd.Breaks) == 0):
+		return st, true, nil
 	}
 	return debugger.Stop{}, false, nil
 }
