@@ -2,11 +2,13 @@ package tracer
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 var ctxTracers struct {
@@ -180,3 +182,50 @@ func TestFolderWarning(t *testing.T) {
 }
 
 func pyQuoteTest(s string) string { return "'" + strings.ReplaceAll(s, "'", "\\'") + "'" }
+
+// TestProgramInTmp: a program whose folder is /tmp itself runs (the
+// host's /tmp, bound read-only, covered the worker's own /tmp: the worker
+// could not start), sees its folder, writes its scratch folder only, and
+// the next program of no folder runs on the same tracer.
+func TestProgramInTmp(t *testing.T) {
+	if UnsafeNoSandbox() {
+		t.Skip("NDB_UNSAFE_NO_SANDBOX=1: nothing bound")
+	}
+	path := filepath.Join("/tmp", fmt.Sprintf("ndb-in-tmp-%d.py", time.Now().UnixNano()))
+	src := `import os, sys
+print(os.getcwd(), sys.path[0], os.path.basename(__file__))
+print(len(open(__file__).read()) > 0)
+with open(os.path.join(os.environ['TMPDIR'], 'mine'), 'w') as f:
+    f.write('ok')
+try:
+    open('/tmp/ndb-in-tmp-written', 'w')
+except OSError as e:
+    print('refused', type(e).__name__)
+`
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(path)
+	tt, err := New(Options{Python: os.Getenv("NDB_PYTHON"), ProgramDir: "/tmp"})
+	if err != nil {
+		t.Fatalf("New with /tmp bound: %v", err)
+	}
+	defer tt.Close()
+	for _, p := range []Program{{Path: path, Source: src, Context: &Context{}}, {Source: src}} {
+		res, err := tt.Trace(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%+v %q", res.Exit, res.Stdout)
+		if p.Context != nil {
+			want := fmt.Sprintf("/tmp /tmp %s\nTrue\nrefused PermissionError\n", filepath.Base(path))
+			if res.Exit.Kind != ExitNormal || res.Stdout != want {
+				t.Errorf("program in /tmp: %+v %q, want %q", res.Exit, res.Stdout, want)
+			}
+		} else if res.Exit.Kind != ExitError || !strings.Contains(res.Exit.Error, "FileNotFoundError") {
+			// __file__ is <program>: no such file, but the program ran
+			t.Errorf("program of no folder after it: %+v %q", res.Exit, res.Stdout)
+		}
+	}
+	mustNotExist(t, "/tmp/ndb-in-tmp-written")
+}

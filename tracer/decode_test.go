@@ -39,7 +39,7 @@ func decodeRecords(t *testing.T, recs ...any) *Trace {
 	t.Helper()
 	payload := mw(nil, recs)
 	tr := &Trace{}
-	d := newDecoder("def f(x):\n    y = x\n    return y\n", tr)
+	d := newDecoder("def f(x):\n    y = x\n    return y\n", tr, Limits{})
 	d.feed(append(binary.LittleEndian.AppendUint32(nil, uint32(len(payload))), payload...))
 	d.finish(workerEnd{})
 	if d.bad != nil {

@@ -53,7 +53,7 @@ func TestGoldenOutput(t *testing.T) {
 func TestDecodeChunk(t *testing.T) {
 	payload := []byte("[\x03\x00\x00\x00(\x08\x00\x00\x00i\x00\x00\x00\x00i\x01\x00\x00\x00i\x01\x00\x00\x00i\x00\x00\x00\x00[\x02\x00\x00\x00i\x00\x00\x00\x00u\x01\x00\x00\x001[\x01\x00\x00\x00u\x01\x00\x00\x00xu\x01\x00\x00\x00fi\x00\x00\x00\x00(\x05\x00\x00\x00i\x01\x00\x00\x00i\x02\x00\x00\x00i\x01\x00\x00\x00i\x00\x00\x00\x00N(\x05\x00\x00\x00u\x01\x00\x00\x00xu\x06\x00\x00\x00normalu\x00\x00\x00\x00u\x00\x00\x00\x00i\x00\x00\x00\x00")
 	tr := &Trace{}
-	d := newDecoder("def f(x):\n    pass\n", tr)
+	d := newDecoder("def f(x):\n    pass\n", tr, Limits{})
 	var hdr [4]byte
 	binary.LittleEndian.PutUint32(hdr[:], uint32(len(payload)))
 	stream := append(hdr[:], payload...)
@@ -76,7 +76,7 @@ func TestDecodeChunk(t *testing.T) {
 	}
 	// A truncated chunk (the child died mid-write) is dropped, not misread.
 	tr2 := &Trace{}
-	d2 := newDecoder("", tr2)
+	d2 := newDecoder("", tr2, Limits{})
 	d2.feed(stream[:len(stream)-3])
 	d2.finish(workerEnd{Code: new(int)})
 	if len(tr2.States) != 0 || tr2.Exit.Kind != ExitError {

@@ -282,6 +282,11 @@ def _enter_sandbox(libc):
     if mode == "root":
         if libc is None or not _mount(libc, b"proc", "/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None):
             raise OSError("ndb sandbox: cannot mount /proc")
+    if mode in ("root", "sub"):
+        # "sub": an ordinary user's subordinate ids (tracer/subuid.go):
+        # uid 0 of bwrap's user namespace is the user, 65534 a subordinate
+        # uid; bwrap mounted /proc (a user namespace may not mount a fresh
+        # one where none is visible)
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)

@@ -108,8 +108,8 @@ func (t *Tracer) Start(ctx context.Context, p Program, lim Limits, output func(s
 		return nil, err
 	}
 	r.nonce = req.Nonce
-	r.dec = newDecoder(source, tr)
-	r.dec.limit = lim.MaxTraceBytes
+	r.dec = newDecoder(source, tr, lim)
+	r.dec.cpuLimit = float64(liveCPUSeconds(lim))
 	r.dec.output = output
 	if err := r.send(line); err != nil {
 		t.kill()
@@ -183,6 +183,7 @@ func (r *Run) Jump(ctx context.Context, line int) (EvalResult, error) {
 	if !r.paused || r.ended {
 		return EvalResult{}, ErrRunEnded
 	}
+	r.dec.jumps++ // a jump records one more line state
 	res, err := r.ask(ctx, map[string]any{"op": "jump", "line": line})
 	if err == nil && res.OK {
 		r.reason = PauseJump
@@ -279,8 +280,14 @@ func (r *Run) wait(ctx context.Context, done func() bool, limit time.Duration) e
 		err     error
 	}
 	frames := make(chan frame, 1)
+	// one frame is read at a time (the next read starts after this one
+	// is decoded), so they can share a buffer
+	var buf []byte
 	read := func() {
-		k, p, err := readFrame(r.t.stdout)
+		k, p, err := readFrameInto(r.t.stdout, buf)
+		if cap(p) > cap(buf) && cap(p) <= 1<<20 {
+			buf = p
+		}
 		frames <- frame{k, p, err}
 	}
 	var timer <-chan time.Time
@@ -321,7 +328,7 @@ func (r *Run) wait(ctx context.Context, done func() bool, limit time.Duration) e
 		switch f.kind {
 		case 'D':
 			r.dec.feed(f.payload)
-			if r.dec.over && !r.over {
+			if r.dec.stopNow() && !r.over {
 				r.over = true
 				if err := r.send(fmt.Appendf(nil, "{\"stop\":%q}\n", r.nonce)); err != nil {
 					r.t.kill()

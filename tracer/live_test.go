@@ -2,6 +2,8 @@ package tracer
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -317,5 +319,146 @@ while True:
 			}
 			t.Logf("the next run took %v", time.Since(start))
 		})
+	}
+}
+
+// pausedCPUProg spins in a thread (for at most 10 s) while the main
+// thread pauses between c0 and c1.
+const pausedCPUProg = `import threading, time
+end = time.monotonic() + 10
+def spin():
+    while time.monotonic() < end:
+        pass
+th = threading.Thread(target=spin, daemon=True)
+th.start()
+time.sleep(0.3)
+c0 = time.process_time()
+x = 1
+c1 = time.process_time()
+used = round(c1 - c0, 2)
+alive = th.is_alive()
+`
+
+// TestLivePausedUsesNoCPU: while a live run waits at a stop, a thread of
+// the program that spins does not run (issue 30: 7.7 s of CPU in 15 s).
+// The program measures its own process CPU across a 3 s pause.
+func TestLivePausedUsesNoCPU(t *testing.T) {
+	tt := liveTracer(t)
+	r := startLive(t, tt, pausedCPUProg, Limits{Timeout: 20 * time.Second}, nil)
+	ctx := context.Background()
+	if err := r.Resume(ctx, Pause{Depth: -1, Lines: []int{10}}); err != nil {
+		t.Fatal(err)
+	}
+	if s := r.Trace().States; s[len(s)-1].Lineno != 10 {
+		t.Fatalf("paused at %+v", s[len(s)-1])
+	}
+	const pause = 3 * time.Second
+	time.Sleep(pause)
+	if err := r.Resume(ctx, Pause{Depth: -1, Lines: []int{13}}); err != nil {
+		t.Fatal(err)
+	}
+	s := r.Trace().States
+	last := s[len(s)-1]
+	used, _ := last.Locals.Get("used")
+	t.Logf("CPU of the program across a %v pause: %s s (state %d %v)", pause, used, last.Lineno, last.Locals)
+	var u float64
+	if _, err := fmt.Sscan(used, &u); err != nil || last.Lineno != 13 {
+		t.Fatalf("state %+v", last)
+	}
+	if u > 0.5 {
+		t.Errorf("the paused program used %.2f s of CPU in %v", u, pause)
+	}
+}
+
+// TestLivePausedChildStopped: a process the program forked (fork allowed:
+// a tracer without audit hooks, the kernel layer alone) is stopped while
+// the program waits at a stop, and runs again after. The program reads
+// its child's CPU time from its own /proc.
+func TestLivePausedChildStopped(t *testing.T) {
+	if UnsafeNoSandbox() {
+		t.Skip("NDB_UNSAFE_NO_SANDBOX=1: no PID namespace of the program's own")
+	}
+	tt, err := New(Options{Python: os.Getenv("NDB_PYTHON"), noAudit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tt.Close() }) // after the run's Close (startLive's cleanup)
+	src := `import os, time
+def cpu(pid):
+    f = open('/proc/%d/stat' % pid).read().rsplit(')', 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf('SC_CLK_TCK')
+pid = os.fork()
+if pid == 0:
+    end = time.monotonic() + 10
+    while time.monotonic() < end:
+        pass
+    os._exit(0)
+time.sleep(0.3)
+c0 = cpu(pid)
+x = 1
+used = round(cpu(pid) - c0, 2)
+time.sleep(0.5)
+after = round(cpu(pid) - c0, 2)
+os.kill(pid, 9)
+`
+	r := startLive(t, tt, src, Limits{Timeout: 20 * time.Second}, nil)
+	ctx := context.Background()
+	if err := r.Resume(ctx, Pause{Depth: -1, Lines: []int{13}}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	if err := r.Resume(ctx, Pause{Depth: -1, Lines: []int{17}}); err != nil {
+		t.Fatal(err)
+	}
+	s := r.Trace().States
+	last := s[len(s)-1]
+	used, _ := last.Locals.Get("used")
+	after, _ := last.Locals.Get("after")
+	t.Logf("the child's CPU across a 2 s pause: %s s; 0.5 s after it: %s s", used, after)
+	var u, a float64
+	if _, err := fmt.Sscan(used+" "+after, &u, &a); err != nil || last.Lineno != 17 {
+		t.Fatalf("state %+v", last)
+	}
+	if u > 0.3 {
+		t.Errorf("the program's child used %.2f s of CPU while the program was paused", u)
+	}
+	if a <= u {
+		t.Errorf("the child did not run again after the pause (%.2f s, then %.2f s)", u, a)
+	}
+}
+
+// TestLiveCPULimit: a live run's CPU is bounded (LiveCPU; it was a day):
+// a run stuck in C code for longer ends with exit never/cpu.
+func TestLiveCPULimit(t *testing.T) {
+	tt := liveTracer(t)
+	r := startLive(t, tt, "x = sum(range(10 ** 11))\n", Limits{Timeout: 30 * time.Second, LiveCPU: time.Second}, nil)
+	start := time.Now()
+	if err := r.Resume(context.Background(), Pause{Depth: -1}); err != nil {
+		t.Fatal(err)
+	}
+	if ex := r.Trace().Exit; !r.Ended() || ex.Kind != ExitNever || ex.Reason != "cpu" {
+		t.Errorf("after %v: ended %v, exit %+v, want never/cpu", time.Since(start), r.Ended(), ex)
+	}
+}
+
+// TestLiveBadRecord: a live program that writes a bad record of its own
+// (streamed output past MaxOutput) is ended with the reason, and the
+// tracer runs the next program.
+func TestLiveBadRecord(t *testing.T) {
+	if UnsafeNoSandbox() {
+		t.Skip("NDB_UNSAFE_NO_SANDBOX=1: the tests of hostile programs run sandboxed")
+	}
+	tt := liveTracer(t)
+	r := startLive(t, tt, forgeRecords+"send([(\"w\", \"w\" * 2_000_000)])\ny = 2\n", Limits{}, func(string) {})
+	if err := r.Resume(context.Background(), Pause{Depth: -1, Lines: []int{100}}); err != nil {
+		t.Fatal(err)
+	}
+	if ex := r.Trace().Exit; !r.Ended() || ex.Reason != "ndb: bad record" || !strings.Contains(ex.Error, "streamed output") {
+		t.Fatalf("ended %v, exit %+v", r.Ended(), ex)
+	}
+	r.Close()
+	res, err := tt.Trace(context.Background(), Program{Source: "def f(x):\n    return x + 1\n", Call: "f(1)"})
+	if err != nil || res.Exit.Kind != ExitNormal || res.States[len(res.States)-1].Arg != "2" {
+		t.Fatalf("the next program: %v %+v", err, res)
 	}
 }

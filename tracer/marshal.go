@@ -84,6 +84,9 @@ func (d *marshalReader) int() (int, error) {
 		if neg {
 			n = -n
 		}
+		if n > 5 || n < 0 { // 15-bit digits: more than 5 cannot fit an int64
+			return 0, fmt.Errorf("marshal: integer out of range")
+		}
 		digits, err := d.need(2 * n)
 		if err != nil {
 			return 0, err
@@ -116,13 +119,20 @@ func (d *marshalReader) bool() (bool, error) {
 	return false, fmt.Errorf("marshal: want a bool at byte %d", d.i)
 }
 
-func (d *marshalReader) str() (string, error) {
+func (d *marshalReader) str() (string, error) { return d.strMax(-1) }
+
+// strMax is str, refusing (before copying) a str of more than maxBytes
+// bytes (-1: no bound but the data's).
+func (d *marshalReader) strMax(maxBytes int) (string, error) {
 	switch d.kind() {
 	case 'u', 'a', 'A', 't':
 		d.i++
 		n, err := d.int32()
 		if err != nil {
 			return "", err
+		}
+		if maxBytes >= 0 && n > maxBytes {
+			return "", errTooLong{n}
 		}
 		s, err := d.need(n)
 		if err != nil {
@@ -137,17 +147,22 @@ func (d *marshalReader) str() (string, error) {
 	return "", fmt.Errorf("marshal: want a str at byte %d", d.i)
 }
 
-// strs reads a list or tuple of str.
-func (d *marshalReader) strs() ([]string, error) {
-	n, err := d.seq()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, n)
-	for k := range out {
-		if out[k], err = d.str(); err != nil {
-			return nil, err
+// skipStr steps over a str without copying it.
+func (d *marshalReader) skipStr() error {
+	switch d.kind() {
+	case 'u', 'a', 'A', 't':
+		d.i++
+		n, err := d.int32()
+		if err != nil {
+			return err
 		}
+		_, err = d.need(n)
+		return err
 	}
-	return out, nil
+	return fmt.Errorf("marshal: want a str at byte %d", d.i)
 }
+
+// errTooLong is strMax's error: a str of n bytes.
+type errTooLong struct{ n int }
+
+func (e errTooLong) Error() string { return fmt.Sprintf("marshal: a str of %d bytes", e.n) }

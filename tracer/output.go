@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"ndb/internal/termsafe"
 )
 
 // jsonState is a State as a JSON line: like State's own JSON, but call and
@@ -79,16 +81,18 @@ const maxTextIndent = 32
 
 // WriteText writes a readable view: one line per state, indented by depth
 // (up to maxTextIndent levels, then marked "[depth N]"), then the exit and
-// what the program printed.
+// what the program printed. Control characters are escaped everywhere
+// (termsafe): a repr, a name or the program's output cannot drive the
+// terminal that shows the view.
 func WriteText(w io.Writer, tr *Trace) error {
 	bw := bufio.NewWriter(w)
 	for _, s := range tr.States {
-		ind := strings.Repeat("  ", min(s.Depth, maxTextIndent))
-		if s.Depth > maxTextIndent {
+		ind := strings.Repeat("  ", max(0, min(s.Depth, maxTextIndent)))
+		if s.Depth > maxTextIndent || s.Depth < 0 {
 			ind += fmt.Sprintf("[depth %d] ", s.Depth)
 		}
-		loc := fmt.Sprintf("%s:%d", s.Function, s.Lineno)
-		fmt.Fprintf(bw, "%s%-9s %-16s %s", ind, s.Event, loc, strings.TrimSpace(s.Src))
+		loc := fmt.Sprintf("%s:%d", termsafe.Line(s.Function), s.Lineno)
+		fmt.Fprintf(bw, "%s%-9s %-16s %s", ind, s.Event, loc, termsafe.Line(strings.TrimSpace(s.Src)))
 		switch s.Event {
 		case EventCall, EventLine:
 			if len(s.Locals) > 0 {
@@ -97,32 +101,34 @@ func WriteText(w io.Writer, tr *Trace) error {
 					if i > 0 {
 						b.WriteString(", ")
 					}
-					b.WriteString(v.Name)
+					b.WriteString(termsafe.Line(v.Name))
 					b.WriteString("=")
-					b.WriteString(v.Value)
+					b.WriteString(termsafe.Line(v.Value))
 				}
 				fmt.Fprintf(bw, "    | %s", b.String())
 			}
 		case EventReturn:
-			fmt.Fprintf(bw, "    -> %s", s.Arg)
+			fmt.Fprintf(bw, "    -> %s", termsafe.Line(s.Arg))
 		case EventException:
-			fmt.Fprintf(bw, "    !! %s", s.Arg)
+			fmt.Fprintf(bw, "    !! %s", termsafe.Line(s.Arg))
 		}
 		bw.WriteByte('\n')
 	}
-	fmt.Fprintf(bw, "exit %s", tr.Exit.Kind)
+	fmt.Fprintf(bw, "exit %s", termsafe.Line(tr.Exit.Kind))
 	if tr.Exit.Error != "" {
-		fmt.Fprintf(bw, ": %s", tr.Exit.Error)
+		fmt.Fprintf(bw, ": %s", termsafe.Line(tr.Exit.Error))
 	}
 	if tr.Exit.Reason != "" {
-		fmt.Fprintf(bw, " (%s)", tr.Exit.Reason)
+		fmt.Fprintf(bw, " (%s)", termsafe.Line(tr.Exit.Reason))
 	}
 	if tr.Exit.Code != 0 {
 		fmt.Fprintf(bw, " [status %d]", tr.Exit.Code)
 	}
 	fmt.Fprintf(bw, "  (%d states)\n", len(tr.States))
 	if tr.Stdout != "" {
-		fmt.Fprintf(bw, "--- stdout ---\n%s", tr.Stdout)
+		// the program's output as printed, but for control characters
+		// other than newlines and tabs
+		fmt.Fprintf(bw, "--- stdout ---\n%s", termsafe.Text(tr.Stdout))
 		if !strings.HasSuffix(tr.Stdout, "\n") {
 			bw.WriteByte('\n')
 		}

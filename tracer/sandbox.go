@@ -140,7 +140,7 @@ func findBwrap() (string, error) {
 			bwrapRes.err = fmt.Errorf("%w: bubblewrap (bwrap) is not installed (Debian: apt-get install bubblewrap)", ErrNoSandbox)
 			return
 		}
-		args := append(bwrapBase(), "--ro-bind", "/usr", "/usr")
+		args := append(bwrapBase(nil), "--ro-bind", "/usr", "/usr")
 		args = append(args, rootLinks()...)
 		args = append(args, "--", "/usr/bin/env", "true")
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -158,11 +158,17 @@ func findBwrap() (string, error) {
 
 func isRoot() bool { return os.Geteuid() == 0 }
 
-// bwrapBase are the namespace and process options, by who runs ndb.
-func bwrapBase() []string {
+// bwrapBase are the namespace and process options, by who runs ndb (sub:
+// an unprivileged user's subordinate ids, see subuid.go).
+func bwrapBase(sub *subIDs) []string {
 	a := []string{"--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
 		"--die-with-parent", "--new-session"}
-	if isRoot() {
+	if sub != nil {
+		// uid 0 of the namespace is the user (for bwrap's setup), the
+		// worker drops to 65534, a subordinate uid, as the root path does
+		a = append(a, subIDArgs()...)
+		a = append(a, "--cap-drop", "ALL", "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID")
+	} else if isRoot() {
 		// No user namespace: the worker starts as root with three
 		// capabilities and drops to SandboxUID itself (tracer.py, _enter_sandbox).
 		a = append(a, "--cap-drop", "ALL", "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID")
@@ -192,12 +198,40 @@ func rootLinks() []string {
 	return a
 }
 
+// SandboxTmpDir is where the sandbox's private tmpfs is mounted: /tmp,
+// unless one of the folders bound read-only is /tmp (a program whose
+// folder is /tmp itself) or a folder above it: the bind would cover the
+// tmpfs, so it goes to /ndb-tmp (or the first free /ndb-tmp-N) instead.
+func SandboxTmpDir(readOnlyDirs []string) string {
+	for i := 0; ; i++ {
+		cand := "/tmp"
+		if i > 0 {
+			cand = "/ndb-tmp"
+		}
+		if i > 1 {
+			cand = fmt.Sprintf("/ndb-tmp-%d", i)
+		}
+		free := true
+		for _, d := range readOnlyDirs {
+			d, err := filepath.Abs(d)
+			if err == nil && (cand == d || strings.HasPrefix(cand, strings.TrimSuffix(d, "/")+"/")) {
+				free = false
+			}
+		}
+		if free {
+			return cand
+		}
+	}
+}
+
 // SandboxCommand returns a command that runs Python with args inside the
 // outer sandbox (layer 1 above). The caller sets Stdin/Stdout/Stderr; the
-// working directory inside is /tmp. It fails with ErrNoSandbox when bwrap is
-// missing or cannot work here. The Python process sees NDB_SANDBOX=root (it
-// must drop to SandboxUID itself, see tracer.py's _enter_sandbox) or
-// NDB_SANDBOX=user.
+// working directory inside is the private tmpfs (SandboxTmpDir: /tmp but
+// where a bound folder covers it). It fails with ErrNoSandbox when bwrap is
+// missing or cannot work here. The Python process sees NDB_SANDBOX=root or
+// NDB_SANDBOX=sub (an ordinary user's subordinate ids, subuid.go): it must
+// drop to SandboxUID itself, see isolate.py's _enter_sandbox; or
+// NDB_SANDBOX=user (bwrap made it SandboxUID, the user's own uid outside).
 func SandboxCommand(cfg SandboxConfig, args ...string) (*exec.Cmd, error) {
 	bw, err := findBwrap()
 	if err != nil {
@@ -211,7 +245,8 @@ func SandboxCommand(cfg SandboxConfig, args ...string) (*exec.Cmd, error) {
 	if tmp <= 0 {
 		tmp = 256 << 20
 	}
-	a := bwrapBase()
+	sub := subordinateIDs()
+	a := bwrapBase(sub)
 	a = append(a, "--ro-bind", "/usr", "/usr")
 	a = append(a, rootLinks()...)
 	// What the dynamic loader and numeric libraries read from /etc; not the
@@ -226,11 +261,12 @@ func SandboxCommand(cfg SandboxConfig, args ...string) (*exec.Cmd, error) {
 	} else {
 		a = append(a, "--proc", "/proc")
 	}
-	a = append(a, "--perms", "01777", "--size", fmt.Sprint(tmp), "--tmpfs", "/tmp")
+	tmpDir := SandboxTmpDir(cfg.ReadOnlyDirs)
+	a = append(a, "--perms", "01777", "--size", fmt.Sprint(tmp), "--tmpfs", tmpDir)
 	// bwrap creates the parents of a bind's destination with the modes of
 	// the host's (/root is 0700): make them 0755, so that the sandbox uid
 	// can reach what is bound below them.
-	made := map[string]bool{"/": true, "/tmp": true, "/usr": true, "/dev": true, "/proc": true}
+	made := map[string]bool{"/": true, tmpDir: true, "/usr": true, "/dev": true, "/proc": true}
 	bind := func(p string) {
 		var parents []string
 		for d := filepath.Dir(p); !made[d]; d = filepath.Dir(d) {
@@ -260,11 +296,18 @@ func SandboxCommand(cfg SandboxConfig, args ...string) (*exec.Cmd, error) {
 	}
 	mode := "user"
 	if isRoot() {
-		mode = "root"
+		mode = "root" // the worker drops to SandboxUID itself
+	} else if sub != nil {
+		mode = "sub" // so it does, from uid 0 of its user namespace (the user)
 	}
-	a = append(a, "--chdir", "/tmp", "--", cfg.Python)
+	a = append(a, "--chdir", tmpDir, "--", cfg.Python)
 	a = append(a, args...)
 	cmd := exec.Command(bw, a...)
 	cmd.Env = append(append([]string{}, cfg.Env...), "NDB_SANDBOX="+mode, fmt.Sprintf("NDB_SANDBOX_UID=%d", SandboxUID))
+	if sub != nil {
+		if err := sub.mapIDs(cmd); err != nil {
+			return nil, err
+		}
+	}
 	return cmd, nil
 }

@@ -75,11 +75,17 @@ type Limits struct {
 	// record stream. Past it the run is stopped: exit never/"trace size",
 	// with the limit in Exit.Error.
 	MaxTraceBytes int64
+	// LiveCPU bounds a live run's CPU time in all (RLIMIT_CPU of the
+	// program's process: its threads, not its child processes), summed
+	// over its resumes; a paused program uses none (docs/tracer.md, "Live
+	// runs"). Past it: exit never/"cpu". Whole runs are bounded by Timeout
+	// + 2 s instead.
+	LiveCPU time.Duration
 }
 
 // DefaultLimits returns the limits used when a field is zero: 10 s, 100,000
 // events, 1 GiB, reprs cut at 1,000 characters, 1 MiB (1,048,576 characters)
-// of stdout, 256 MiB of trace.
+// of stdout, 128 MiB of trace, 5 minutes of CPU for a live run.
 func DefaultLimits() Limits {
 	return Limits{
 		Timeout:       10 * time.Second,
@@ -87,7 +93,8 @@ func DefaultLimits() Limits {
 		MemoryBytes:   1 << 30,
 		ReprLimit:     1000,
 		MaxOutput:     1 << 20,
-		MaxTraceBytes: 256 << 20,
+		MaxTraceBytes: 128 << 20,
+		LiveCPU:       5 * time.Minute,
 	}
 }
 
@@ -110,6 +117,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxTraceBytes <= 0 {
 		l.MaxTraceBytes = d.MaxTraceBytes
+	}
+	if l.LiveCPU <= 0 {
+		l.LiveCPU = d.LiveCPU
 	}
 	return l
 }
@@ -154,6 +164,10 @@ type Info struct {
 	Seccomp     bool   `json:"seccomp"`      // each program runs under the seccomp filter (seccomp.go)
 	Dumpable    bool   `json:"dumpable"`     // the worker's /proc entries are readable by its uid (false in the sandbox)
 	FastClone   bool   `json:"fast_clone"`   // programs start with one clone (else fork + unshare + fork; docs/tracer.md)
+	// OwnUID: ndb is not root and the sandbox's uid is the user's own
+	// (no subordinate ids: docs/tracer.md, "Unprivileged users"); the
+	// program reaches the bound folders with the user's identity.
+	OwnUID bool `json:"own_uid"`
 }
 
 var pythonCache sync.Map // name -> string
@@ -253,8 +267,12 @@ func (t *Tracer) start() error {
 		return err
 	}
 	base := t.scratch
+	dirs := t.opts.ReadOnlyDirs
+	if t.progDir != "" {
+		dirs = append(append([]string{}, dirs...), t.progDir)
+	}
 	if t.sandboxed() {
-		base = "/tmp" // the sandbox's private /tmp
+		base = SandboxTmpDir(dirs) // the sandbox's private tmpfs
 	}
 	env := []string{
 		"PATH=/usr/local/bin:/usr/bin:/bin",
@@ -282,10 +300,6 @@ func (t *Tracer) start() error {
 	args := []string{"-s", "-c", IsolationPython + "\n\n" + workerScript, base, hex.EncodeToString(filter)}
 	var cmd *exec.Cmd
 	if t.sandboxed() {
-		dirs := t.opts.ReadOnlyDirs
-		if t.progDir != "" {
-			dirs = append(append([]string{}, dirs...), t.progDir)
-		}
 		cmd, err = SandboxCommand(SandboxConfig{Python: t.python, ReadOnlyDirs: dirs, Env: env}, args...)
 		if err != nil {
 			return err
@@ -323,7 +337,8 @@ func (t *Tracer) start() error {
 		t.kill()
 		return fmt.Errorf("tracer: bad hello from worker: %w", err)
 	}
-	if t.sandboxed() && (t.info.Sandbox != "bwrap" || !t.info.ProgramNS || !t.info.Seccomp || (isRoot() && t.info.UID != SandboxUID)) {
+	t.info.OwnUID = t.sandboxed() && !isRoot() && subordinateIDs() == nil
+	if t.sandboxed() && (t.info.Sandbox != "bwrap" || !t.info.ProgramNS || !t.info.Seccomp || (!t.info.OwnUID && t.info.UID != SandboxUID)) {
 		t.kill()
 		return fmt.Errorf("%w: the worker could not complete its sandbox (%+v)", ErrNoSandbox, t.info)
 	}
@@ -379,7 +394,7 @@ const WrapperHead = "\n\ndef main():\n    return "
 // if it does not end with one, then WrapperHead + the
 // call with surrounding spaces trimmed + "\n".
 func WrapCall(source, call string) string {
-	source = normalizeNewlines(source)
+	source = NormalizeNewlines(source)
 	var b strings.Builder
 	b.WriteString(source)
 	if source != "" && !strings.HasSuffix(source, "\n") {
@@ -397,10 +412,12 @@ func TracedSource(p Program) string {
 	if strings.TrimSpace(p.Call) != "" {
 		return WrapCall(p.Source, p.Call)
 	}
-	return normalizeNewlines(p.Source)
+	return NormalizeNewlines(p.Source)
 }
 
-func normalizeNewlines(s string) string {
+// NormalizeNewlines makes every line ending LF ("\r\n" and a lone "\r"),
+// as the tracer reads a program's text; the one place ndb does it.
+func NormalizeNewlines(s string) string {
 	if !strings.Contains(s, "\r") {
 		return s
 	}
@@ -521,10 +538,11 @@ func ProgramDir(path string) (string, error) {
 }
 
 // FolderWarning says why a sandboxed program will not be able to read its
-// folder (Context), or "" when it can: when ndb runs as root, programs run
-// as uid SandboxUID, which reads the folder as "others" do.
+// folder (Context), or "" when it can: when ndb runs as root, or as a user
+// with subordinate ids, programs run as uid SandboxUID (a subordinate uid),
+// which reads the folder as "others" do.
 func FolderWarning(path string) string {
-	if !isRoot() {
+	if !isRoot() && subordinateIDs() == nil {
 		return ""
 	}
 	dir, err := ProgramDir(path)
@@ -621,19 +639,24 @@ func (t *Tracer) TraceLimits(ctx context.Context, p Program, lim Limits) (*Trace
 	if _, err := t.stdin.Write(line); err != nil {
 		return fail(fmt.Errorf("tracer: worker gone: %w", err))
 	}
-	dec := newDecoder(source, tr)
-	dec.limit = lim.MaxTraceBytes
+	dec := newDecoder(source, tr, lim)
+	dec.cpuLimit = float64(int(lim.Timeout.Seconds()) + 2) // as tracer.py sets it
 	stopped := false
+	var frameBuf []byte
 	for {
-		kind, payload, err := readFrame(t.stdout)
+		kind, payload, err := readFrameInto(t.stdout, frameBuf)
+		if cap(payload) > cap(frameBuf) && cap(payload) <= 1<<20 {
+			frameBuf = payload // the next frame reuses it (the worker sends at most 1 MiB)
+		}
 		if err != nil {
 			return fail(fmt.Errorf("tracer: worker gone: %w", err))
 		}
 		switch kind {
 		case 'D':
 			dec.feed(payload)
-			if dec.over && !stopped {
-				// ask the worker to end this run now (it reads stdin while it runs)
+			if dec.stopNow() && !stopped {
+				// a full trace or a bad record: ask the worker to end this
+				// run now (it reads stdin while it runs)
 				stopped = true
 				if _, err := fmt.Fprintf(t.stdin, "{\"stop\":%q}\n", req.Nonce); err != nil {
 					return fail(fmt.Errorf("tracer: worker gone: %w", err))
@@ -680,6 +703,9 @@ func (t *Tracer) request(p Program, source string, lim Limits, live bool) (reque
 		// the raw record stream is more compact than the decoded trace
 		"trace_bytes": lim.MaxTraceBytes,
 	}, Nonce: newNonce()}
+	if live {
+		req.Limits["cpu"] = liveCPUSeconds(lim)
+	}
 	dir, err := contextRequest(p, &req)
 	if err != nil {
 		return request{}, nil, err
@@ -709,6 +735,9 @@ func (t *Tracer) request(p Program, source string, lim Limits, live bool) (reque
 
 	return req, line, nil
 }
+
+// liveCPUSeconds is a live run's RLIMIT_CPU.
+func liveCPUSeconds(lim Limits) int { return max(1, int(lim.LiveCPU.Seconds())) }
 
 type workerEnd struct {
 	Elapsed     float64 `json:"elapsed"`
@@ -747,7 +776,12 @@ const maxFrame = 64 << 20
 
 // readFrame reads one worker frame: type byte, 4-byte big-endian length,
 // 4-byte big-endian CRC-32 (IEEE) of the payload, payload.
-func readFrame(r *bufio.Reader) (byte, []byte, error) {
+func readFrame(r *bufio.Reader) (byte, []byte, error) { return readFrameInto(r, nil) }
+
+// readFrameInto is readFrame into buf when it is large enough: a run's
+// frames (up to 1 MiB of records each) reuse one buffer, which the decoder
+// has copied what it keeps out of before the next frame is read.
+func readFrameInto(r *bufio.Reader, buf []byte) (byte, []byte, error) {
 	var hdr [9]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return 0, nil, err
@@ -756,7 +790,11 @@ func readFrame(r *bufio.Reader) (byte, []byte, error) {
 	if n > maxFrame {
 		return 0, nil, fmt.Errorf("frame of %d bytes", n)
 	}
-	buf := make([]byte, n)
+	if uint32(cap(buf)) >= n {
+		buf = buf[:n]
+	} else {
+		buf = make([]byte, n)
+	}
 	if _, err := io.ReadFull(r, buf); err != nil {
 		return 0, nil, err
 	}

@@ -53,6 +53,8 @@ import time
 import types
 
 PROGRAM_FILE = "<program>"
+WRAPPER_HEAD = "\n\ndef main():\n    return "  # tracer.WrapperHead
+_MISSING = object()
 CALL_FILE = "<call>"  # the --call expression, compiled alone
 CUT_MARKER = "..."
 TRACE_LOST = "trace incomplete: tracing stopped early (recursion limit reached inside the tracer, or sys.settrace replaced)"
@@ -60,6 +62,7 @@ REPR_SECONDS = 0.2  # a single user-defined __repr__ may run this long
 FLUSH_RECORDS = 4096
 EVAL_SECONDS = 5  # an expression typed at a live stop may run this long
 EVAL_CHARS = 1 << 20  # and print this much
+MESSAGE_CHARS = 16 << 10  # an exit's reason (ndb's decoder refuses longer ones)
 YIELD_VALUE = dis.opmap.get("YIELD_VALUE", -1)
 GEN_FLAGS = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine, async generator
 
@@ -258,7 +261,7 @@ def brepr(o, limit):
     except MemoryError:
         raise
     except BaseException as e:  # a user __repr__ may raise anything
-        return "<repr raised %s>" % type(e).__name__
+        s = "<repr raised %s>" % type(e).__name__  # cut as any repr: a class name can be long
     if type(s) is not str:
         return "<repr raised TypeError>"
     if len(s) > limit:
@@ -356,7 +359,10 @@ _BLOCKED = {
     "socket.getnameinfo": "network access", "socket.sethostname": "network access",
     "urllib.Request": "network access",
     # Loading libraries through ctypes is allowed (numpy and torch do it on
-    # import); calling into them from Python is not.
+    # import). This event is raised only by ctypes' private call_function:
+    # an ordinary call of a foreign function raises no audit event at all
+    # (CPython 3.11), so the hook does not stop ctypes calls; the kernel
+    # layer contains what they do (docs/tracer.md).
     "ctypes.call_function": "ctypes",
     "resource.setrlimit": "changing limits", "resource.prlimit": "changing limits",
     "os.setuid": "changing identity",
@@ -484,8 +490,16 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None):
     setlim(resource.RLIMIT_FSIZE, 64 << 20)
     cpu = int(float(lim.get("timeout") or 10)) + 2
     if live_on:
-        cpu = int(lim.get("cpu") or 86400)  # the user pauses a live run; ndb interrupts it
-    setlim(resource.RLIMIT_CPU, cpu)
+        # a live run waits at its pauses without using CPU (freeze): its
+        # own limit, Limits.LiveCPU, counts only when it runs
+        cpu = int(lim.get("cpu") or 300)
+    try:
+        # SIGXCPU at the soft limit (exit never/cpu); the hard one, a second
+        # later, kills (equal limits made the kernel send SIGKILL at once,
+        # which reads as the OOM killer's)
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    except (ValueError, OSError):
+        pass
     if ns:
         # Processes and threads of this program. Counted per user namespace
         # (the program's own) and enforced now that it holds no capability;
@@ -557,6 +571,16 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None):
     # On a timeout the parent sends SIGUSR1 first: hand over what is pending.
     signal.signal(signal.SIGUSR1, lambda signum, frame: flush())
 
+    def forked():
+        # A process the program forks shares the record pipe: it must not
+        # send records (a second exit or output record is a bad record
+        # to ndb's decoder), so it stops tracing and sends nothing.
+        closed[0] = True
+        sys.settrace(None)
+        out.clear()
+        flushing[0] = True
+    os.register_at_fork(after_in_child=forked)
+
     # ---- live runs: pauses, evaluation, jumps (docs/tracer.md, "Live runs")
     # pz is the pause filter ndb sends with each "go": pause after an event
     # of depth <= pz[0], of a frame in pz[1], a line event at a line in pz[2]
@@ -578,7 +602,7 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None):
         def exact(n):
             b = b""
             while len(b) < n:
-                c = os.read(cfd, n - len(b))
+                c = _read_holding_gil(cfd, n - len(b))
                 if not c:  # ndb is gone: so is the run
                     real_exit(0)
                 b += c
@@ -586,6 +610,22 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None):
         n = struct.unpack("<I", exact(4))[0]
         msg = json.loads(exact(n))
         return msg if isinstance(msg, dict) else {}
+
+    def freeze(on):
+        """A paused program uses no CPU: its other threads wait for the
+        GIL, which the paused thread keeps while it waits for ndb
+        (_read_holding_gil), and its other processes (all of its PID
+        namespace but itself, PID 1) are stopped until it resumes."""
+        if not ns or os.getpid() != 1:
+            return
+        g0 = guard[0]
+        guard[0] = False  # the audit hook refuses kill(-1) to the program
+        try:
+            os.kill(-1, signal.SIGSTOP if on else signal.SIGCONT)
+        except OSError:
+            pass  # no other process
+        finally:
+            guard[0] = g0
 
     def candidate(st, event, frame):
         if pz[5] or st[1] <= pz[0] or st[0] in pz[1]:
@@ -628,7 +668,8 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None):
                 text = buf.getvalue()
             else:
                 v = eval(compile(src, "<stdin>", "eval"), f.f_globals, d)
-                text = pprint.pformat(v) if mode == "pp" else repr(v)
+                # what the expression printed comes first, as under pdb (p f())
+                text = buf.getvalue() + (pprint.pformat(v) if mode == "pp" else repr(v))
         except _ReprTimeout:
             ok, text = False, "evaluation stopped after %g s" % EVAL_SECONDS
         except BaseException as e:
@@ -662,10 +703,12 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None):
         out.append(("p", reason))
         flush()
         dicts = {}
+        freeze(True)
         while True:
             msg = read_ctl()
             op = msg.get("op")
             if op == "go":
+                freeze(False)
                 pz[0] = int(msg.get("depth", -1))
                 pz[1] = frozenset(msg.get("frames") or ())
                 pz[2] = frozenset(msg.get("lines") or ())
@@ -714,11 +757,21 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None):
             # names the call, not a line of the def main() wrapper.
             compile(call, CALL_FILE, "eval", dont_inherit=True)
         code = compile(source, fname, "exec", dont_inherit=True)
+        wrapped = None
+        head = source.rfind(WRAPPER_HEAD) if call else -1
+        if head >= 0 and "main" in source[:head]:
+            # The wrapper is named main (SPEC's text format): a program that
+            # defines its own main would have it replaced, and a call
+            # main() would call the wrapper itself, forever. Run the
+            # program's body and the wrapper's def apart (the wrapper at its
+            # own line numbers), so that the name stays the program's.
+            wrapped = (compile(source[:head], fname, "exec", dont_inherit=True),
+                       compile("\n" * source.count("\n", 0, head) + source[head:], fname, "exec", dont_inherit=True))
     except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError) as e:
         finish("error", brepr(e, repr_limit), "syntax error")
         return 0
     if context_error:
-        finish("error", "", context_error)
+        finish("error", "", context_error[:MESSAGE_CHARS])
         return 0
 
     module = types.ModuleType("__main__")
@@ -879,7 +932,7 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None):
         # The recorder itself failed (nearly always memory): end the run clearly.
         if isinstance(e, MemoryError):
             flush_and_exit("never", "MemoryError()", "memory")
-        flush_and_exit("error", "", "ndb tracer failure: %s: %s" % (type(e).__name__, e))
+        flush_and_exit("error", "", ("ndb tracer failure: %s: %s" % (type(e).__name__, e))[:MESSAGE_CHARS])
 
     def local_trace(frame, event, arg):
         try:
@@ -987,6 +1040,15 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None):
         pass
 
     def run_main():
+        if call and wrapped is not None:
+            exec(wrapped[0], g)  # define the program's names; not traced
+            own = g.get("main", _MISSING)
+            exec(wrapped[1], g)
+            entry = g.get("main")
+            if own is not _MISSING:
+                g["main"] = own  # the wrapper's main() is the program's
+            guard_trace()
+            return entry()
         if call:
             exec(code, g)  # define the program's names; not traced
             entry = g.get("main")
@@ -1051,8 +1113,8 @@ _MEMORY = None  # see _probe_memory
 
 def _probe_memory():
     """Return a memoryview of 8-byte words over the address space, used to read a list's item
-    pointers (list probes) without a ctypes call per read: ctypes calls are
-    audited, and an audit hook runs for each. Only for CPython on 64 bits with
+    pointers (list probes) without a ctypes call per read: ctypes.string_at
+    and the like are audited, and an audit hook runs for each. Only for CPython on 64 bits with
     the classic object layout, which a throwaway child checks first (a wrong
     layout could crash it, never this worker)."""
     if sys.implementation.name != "cpython" or struct.calcsize("P") != 8:
@@ -1093,6 +1155,36 @@ def _probe_memory():
     if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
         return mem
     return None
+
+_PYREAD = []  # libc's read called with the GIL held (see _read_holding_gil)
+
+
+def _prepare_pyread():
+    try:
+        import ctypes
+        f = ctypes.PyDLL(None, use_errno=True).read  # PyDLL: the GIL stays held
+        f.restype = ctypes.c_ssize_t
+        f.argtypes = (ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t)
+        _PYREAD[:] = [f, ctypes]
+    except Exception:
+        pass
+
+
+def _read_holding_gil(fd, n):
+    """os.read(fd, n), but blocking with the GIL held: while a live run's
+    program waits for ndb at a pause, none of its other threads can run
+    Python code (they wait for the GIL), so a spinning thread stops."""
+    if not _PYREAD:
+        return os.read(fd, n)
+    f, ctypes = _PYREAD
+    buf = ctypes.create_string_buffer(n)
+    while True:
+        k = f(fd, buf, n)
+        if k >= 0:
+            return buf.raw[:k]
+        if ctypes.get_errno() != 4:  # EINTR: a signal; its handler runs, then read again
+            raise OSError(ctypes.get_errno(), "read")
+
 
 def _send(kind, payload):
     # type, length, CRC-32 of the payload (checked by ndb), payload
@@ -1476,6 +1568,10 @@ def main():
     # A directory of our own under the one ndb gave us: a restarted worker
     # never meets a dead one's leftovers.
     base = tempfile.mkdtemp(prefix="w", dir=sys.argv[1])
+    if sandbox and sys.argv[1] not in _WRITABLE_MOUNTS:
+        # the private tmpfs is not at /tmp (a program folder covers /tmp):
+        # programs see it read-only too, but for their own scratch
+        _WRITABLE_MOUNTS.append(sys.argv[1])
     netns = tmpfs = False
     if not sandbox:
         netns = _unshare_net(libc) if os.environ.get("NDB_NO_NETNS") != "1" else False
@@ -1495,6 +1591,7 @@ def main():
             pass
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _big_pipe(1)
+    _prepare_pyread()
     global _MEMORY
     if os.environ.get("NDB_NO_MEMVIEW") != "1":
         _MEMORY = _probe_memory()

@@ -225,6 +225,36 @@ func TestCallWrapping(t *testing.T) {
 	}
 }
 
+// TestCallProgramMain: a program that defines its own main, called as
+// main() (issue 29): the wrapper, also named main, calls the program's
+// main (it called itself until RecursionError), which keeps its name; a
+// program main bound otherwise than by def, and one that is not called,
+// behave as well.
+func TestCallProgramMain(t *testing.T) {
+	for _, c := range []struct{ src, call, ret string }{
+		{"def main():\n    return helper(2)\n\ndef helper(x):\n    return x * 3\n", "main()", "6"},
+		{"def helper(x):\n    return x + 1\nmain = helper\n", "main(41)", "42"},
+		{"def main():\n    return 1\n\ndef f():\n    return main() + 1\n", "f()", "2"},
+		{"remaining = 5\ndef f():\n    return remaining\n", "f()", "5"},
+	} {
+		tr := trace(t, Program{Source: c.src, Call: c.call}, Limits{MaxEvents: 1000})
+		if tr.Exit.Kind != ExitNormal || len(tr.States) < 3 {
+			t.Errorf("%q: exit %+v after %d states", c.call, tr.Exit, len(tr.States))
+			continue
+		}
+		first, last := tr.States[0], tr.States[len(tr.States)-1]
+		if first.Function != "main" || first.Depth != 0 || first.Src != "def main():" || !strings.HasPrefix(tr.Source, c.src) {
+			t.Errorf("%q: first state %+v", c.call, first)
+		}
+		if last.Event != EventReturn || last.Depth != 0 || last.Arg != c.ret || last.Src != "    return "+c.call {
+			t.Errorf("%q: last state %+v, want the wrapper's return of %s", c.call, last, c.ret)
+		}
+		if tr.States[1].Depth != 0 || tr.States[2].Depth != 1 {
+			t.Errorf("%q: the call should enter the program's function at depth 1: %+v", c.call, tr.States[:3])
+		}
+	}
+}
+
 // TestLocalsOrderAndMutation checks f_locals order and that in-place changes
 // of a value are changes of the state.
 func TestLocalsOrderAndMutation(t *testing.T) {

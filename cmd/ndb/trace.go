@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -221,6 +222,19 @@ func runTrace(ctx context.Context, f traceFlags, path string) error {
 		return err
 	}
 	defer t.Close()
+	// The trace is held whole, then written: the collector would let the
+	// heap grow to twice what is live while the view is written (ndb
+	// reached 300 MB for a full 128 MiB trace). A soft limit of 1.5 times
+	// the trace's bound makes it collect sooner (docs/tracer.md, "The
+	// record channel").
+	tb := f.sandbox.traceBytes()
+	if tb <= 0 {
+		tb = tracer.DefaultLimits().MaxTraceBytes
+	}
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(tb + tb/2 + 16<<20))
+	if t.Info().OwnUID {
+		fmt.Fprintln(errOut, "ndb: warning: no subordinate ids for this user (/etc/subuid, newuidmap): the program runs with your own uid and can read what you can in its folder (docs/tracer.md, \"Unprivileged users\")")
+	}
 	tr, err := t.Trace(ctx, p)
 	if err != nil {
 		return err
