@@ -6,7 +6,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 BIN := bin/ndb
 
-.PHONY: deps build demo test dap-e2e gguf-e2e vsce-package bench
+.PHONY: deps build demo test dap-e2e mcp-e2e gguf-e2e vsce-package bench
 
 deps:
 	./scripts/install-deps.sh
@@ -21,7 +21,8 @@ demo: build
 
 # Vet, a pure-Go (no cgo) build, every test (summed up by scripts/testsummary:
 # failures, each skipped test with its reason, counts), then `ndb dap` driven by
-# @vscode/debugadapter-testsupport (npm) on the real and model engines, and the
+# @vscode/debugadapter-testsupport (npm) on the real and model engines, ndb mcp
+# driven by the TypeScript MCP SDK client (npm) over stdio and HTTP, the
 # embedded model exported to GGUF and checked in llama.cpp (node-llama-cpp, npm),
 # and the VS Code extension packaged with vsce (out/vsix/, an artifact).
 test: deps
@@ -29,12 +30,17 @@ test: deps
 	CGO_ENABLED=0 $(GO) build ./...
 	$(GO) test -count=1 -timeout 45m -json ./... | $(GO) run ./scripts/testsummary
 	GO=$(GO) ./scripts/dap-e2e.sh
+	GO=$(GO) ./scripts/mcp-e2e.sh
 	GO=$(GO) ./scripts/gguf-e2e.sh
 	./scripts/vsce-package.sh
 
 # The DAP end-to-end test alone (docs/dap.md, Tests).
 dap-e2e: deps
 	GO=$(GO) ./scripts/dap-e2e.sh
+
+# ndb mcp driven by the official TypeScript SDK client (npm), stdio and HTTP (docs/mcp.md).
+mcp-e2e: deps
+	GO=$(GO) ./scripts/mcp-e2e.sh
 
 # The GGUF round trip in llama.cpp alone (docs/interop.md).
 gguf-e2e: deps

@@ -25,8 +25,10 @@ func PredictOutput(ctx context.Context, e Engine, code, call string) (string, de
 	}
 	s, err := debugger.NewSession(ctx, b)
 	if err != nil {
+		closeBackend(b)
 		return "", debugger.Stop{}, err
 	}
+	defer s.Close() // a live run holds a worker, its folder and its process
 	st := s.Current()
 	if st.IsExit() {
 		// It never started (a syntax error in the code or the call): say
@@ -55,6 +57,13 @@ func PredictOutput(ctx context.Context, e Engine, code, call string) (string, de
 		return "", st, fmt.Errorf("the call raises: %s", st.Arg)
 	}
 	return "", st, fmt.Errorf("step_return stopped at a %s state, not a return", st.Event)
+}
+
+// closeBackend releases what a backend holds (a live run's worker).
+func closeBackend(b debugger.Backend) {
+	if c, ok := b.(interface{ Close() error }); ok {
+		c.Close()
+	}
 }
 
 // endedBeforeReturn is PredictOutput's error for a run that ended at exit
@@ -86,6 +95,7 @@ func PredictInput(ctx context.Context, e Engine, code, function, output string) 
 	}
 	ip, ok := b.(InputPredictor)
 	if !ok {
+		closeBackend(b)
 		return nil, debugger.Stop{}, ErrNoInverse
 	}
 	st, err := ip.PredictCall(ctx, function, output)

@@ -17,7 +17,7 @@ import (
 // current one), as pdb's p, pp and !; where no live program waits, local
 // names are looked up in the recorded state.
 func TestEvaluate(t *testing.T) {
-	cs := connect(t, NewServer(testRegistry(), "real").MCPServer())
+	cs := connect(t, newServer(t, testRegistry(), "real").MCPServer())
 	prog, _ := filepath.Abs(filepath.Join("..", "engine", "testdata", "calls.py"))
 	var st Stop
 	mustCall(t, cs, ToolStart, map[string]any{"program": prog, "call": "f('ab', 3)"}, &st)
@@ -36,7 +36,7 @@ func TestEvaluate(t *testing.T) {
 		{map[string]any{"code": "z = 41"}, ""},
 		{map[string]any{"code": "print(z + 1)"}, "42"},
 		{map[string]any{"code": "nope"}, "!NameError: name 'nope' is not defined"},
-		{map[string]any{"code": "x", "mode": "sideways"}, "!mode"},
+		{map[string]any{"code": "x", "mode": "sideways"}, "!validating \"arguments\""}, // not in the schema's enum
 		{map[string]any{"code": "x", "level": -1}, "!level"},
 		{map[string]any{"code": " "}, "!code is required"},
 	}
@@ -77,7 +77,7 @@ func TestEvaluate(t *testing.T) {
 func TestOutputAndInterrupts(t *testing.T) {
 	reg := engine.NewRegistry(engine.Options{Workers: 1, Live: true, Limits: tracer.Limits{Timeout: time.Second}})
 	defer reg.Close()
-	srv := NewServer(reg, "real")
+	srv := newServer(t, reg, "real")
 	defer srv.Close()
 	cs := connect(t, srv.MCPServer())
 	var st Stop
@@ -98,7 +98,7 @@ func TestOutputAndInterrupts(t *testing.T) {
 	}
 	// A cancelled call: the run is interrupted (not killed) and the
 	// session answers at once, well before the default time limit (10 s).
-	cs2 := connect(t, NewServer(testRegistry(), "real").MCPServer())
+	cs2 := connect(t, newServer(t, testRegistry(), "real").MCPServer())
 	mustCall(t, cs2, ToolStart, map[string]any{"program": "n = 0\nwhile True:\n    n += 1\n"}, &st)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
@@ -116,7 +116,7 @@ func TestOutputAndInterrupts(t *testing.T) {
 // ended, debug_context has the traceback and its frames, and evaluate runs
 // in them (level 0 where it was raised).
 func TestPostMortem(t *testing.T) {
-	cs := connect(t, NewServer(testRegistry(), "real").MCPServer())
+	cs := connect(t, newServer(t, testRegistry(), "real").MCPServer())
 	var st Stop
 	mustCall(t, cs, ToolStart, map[string]any{"program": "def g(d):\n    return d['x']\n\n\ndef f():\n    d = {'y': 1}\n    return g(d)\n\n\nf()\n"}, &st)
 	id := st.Session

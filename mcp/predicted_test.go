@@ -18,7 +18,7 @@ var scoredModel = enginetest.Fixed{Text: `<|line_sep|><|arg_sep|>{}<|src_sep|>  
 func TestPredictedAnswers(t *testing.T) {
 	reg := engine.NewRegistry(engine.Options{Predictor: scoredModel, Workers: 1})
 	defer reg.Close()
-	cs := connect(t, NewServer(reg, "model").MCPServer())
+	cs := connect(t, newServer(t, reg, "model").MCPServer())
 	code := "def g(k):\n    return k + 1\n"
 	var st Stop
 	text := mustCall(t, cs, ToolStart, map[string]any{"program": code, "call": "g(3)"}, &st)

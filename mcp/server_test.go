@@ -48,6 +48,20 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// newServer is NewServer whose workspace is the repository (the tests'
+// programs are the engine's fixtures), closed when the test ends.
+func newServer(t testing.TB, reg *engine.Registry, def string) *Server {
+	t.Helper()
+	srv := NewServer(reg, def)
+	ws, err := NewWorkspace([]string{".."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.SetWorkspace(ws)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 // connect starts srv on an in-memory transport and returns a client.
 func connect(t testing.TB, srv *sdk.Server) *sdk.ClientSession {
 	t.Helper()
@@ -98,7 +112,7 @@ func mustCall(t testing.TB, cs *sdk.ClientSession, tool string, args map[string]
 }
 
 func TestExactlyTheseTools(t *testing.T) {
-	cs := connect(t, NewServer(testRegistry(), "real").MCPServer())
+	cs := connect(t, newServer(t, testRegistry(), "real").MCPServer())
 	var names []string
 	for tool, err := range cs.Tools(context.Background(), nil) {
 		if err != nil {
@@ -107,14 +121,15 @@ func TestExactlyTheseTools(t *testing.T) {
 		names = append(names, tool.Name)
 	}
 	slices.Sort(names)
-	want := []string{"debug_breakpoint", "debug_context", "debug_continue", "debug_start", "debug_step", "evaluate", "predict_input", "predict_output"}
+	want := []string{"debug_breakpoint", "debug_context", "debug_continue", "debug_end", "debug_restart", "debug_sessions",
+		"debug_source", "debug_start", "debug_step", "evaluate", "predict_input", "predict_output"}
 	if !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
 	}
 }
 
 func TestRealEngineSession(t *testing.T) {
-	cs := connect(t, NewServer(testRegistry(), "model").MCPServer())
+	cs := connect(t, newServer(t, testRegistry(), "model").MCPServer())
 	prog, _ := filepath.Abs(filepath.Join("..", "engine", "testdata", "calls.py")) // the engine's fixture, shared
 	var st Stop
 	text := mustCall(t, cs, ToolStart, map[string]any{"program": prog, "engine": "real", "call": "f('ab', 3)"}, &st)
@@ -132,7 +147,7 @@ func TestRealEngineSession(t *testing.T) {
 	}
 	var bps Breakpoints
 	mustCall(t, cs, ToolBreakpoint, map[string]any{"session": id, "line": 2}, &bps)
-	if !slices.Equal(bps.Breakpoints, []int{2}) {
+	if !slices.Equal(bps.Breakpoints, []Breakpoint{{Line: 2}}) {
 		t.Errorf("breakpoints %v", bps)
 	}
 	if _, isErr := call(t, cs, ToolBreakpoint, map[string]any{"session": id, "line": 4}, nil); !isErr {
@@ -185,7 +200,7 @@ func TestRealEngineSession(t *testing.T) {
 }
 
 func TestPredictTools(t *testing.T) {
-	cs := connect(t, NewServer(testRegistry(), "model").MCPServer())
+	cs := connect(t, newServer(t, testRegistry(), "model").MCPServer())
 	code := "def f(s, n):\n    return s * n\n"
 	var p Prediction
 	text := mustCall(t, cs, ToolPredictOutput, map[string]any{"code": code, "call": "f('ab', 2)", "engine": "real"}, &p)
@@ -205,7 +220,7 @@ func TestPredictTools(t *testing.T) {
 // own program on the real engine to the end, within a time bound.
 func TestFiftyConcurrentSessions(t *testing.T) {
 	const n = 50
-	srv := NewServer(testRegistry(), "real")
+	srv := newServer(t, testRegistry(), "real")
 	mcpSrv := srv.MCPServer()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -260,7 +275,7 @@ func TestFiftyConcurrentSessions(t *testing.T) {
 }
 
 func TestSessionsAreBounded(t *testing.T) {
-	srv := NewServer(testRegistry(), "real")
+	srv := newServer(t, testRegistry(), "real")
 	srv.SetMaxSessions(3)
 	cs := connect(t, srv.MCPServer())
 	var first Stop
@@ -315,7 +330,7 @@ func contentText(res *sdk.CallToolResult) string {
 }
 
 func TestModelEngineSession(t *testing.T) {
-	cs := connect(t, NewServer(testRegistry(), "model").MCPServer())
+	cs := connect(t, newServer(t, testRegistry(), "model").MCPServer())
 	code := "def g(k):\n    return k + 1\n"
 	var st Stop
 	mustCall(t, cs, ToolStart, map[string]any{"program": code, "call": "g(3)"}, &st)

@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -30,6 +33,17 @@ func (b *syncBuffer) String() string {
 	return b.b.String()
 }
 
+// resetMCP undoes a test's `ndb mcp` run: its flags (a string array's
+// default cannot be Set back) and the root command's streams.
+func resetMCP() {
+	rootCmd.SetArgs(nil)
+	rootCmd.SetIn(nil)
+	rootCmd.SetOut(nil)
+	rootCmd.SetErr(nil)
+	resetFlags(mcpCmd)
+	mcpFlags.roots = nil
+}
+
 // TestServersTakeLiveLimits: `ndb mcp --timeout` bounds how long a tool
 // runs the live program (an endless loop stops, interrupted, after it);
 // negative limits are refused by mcp and dap before serving.
@@ -43,14 +57,8 @@ func TestServersTakeLiveLimits(t *testing.T) {
 	rootCmd.SetIn(in)
 	rootCmd.SetOut(&out)
 	rootCmd.SetErr(io.Discard)
-	rootCmd.SetArgs([]string{"mcp", "--engine", "real", "--timeout", "1s"})
-	defer func() {
-		rootCmd.SetArgs(nil)
-		rootCmd.SetIn(nil)
-		rootCmd.SetOut(nil)
-		rootCmd.SetErr(nil)
-		resetFlags(mcpCmd)
-	}()
+	rootCmd.SetArgs([]string{"mcp", "--engine", "real", "--timeout", "1s", "--root", filepath.Dir(prog)})
+	defer resetMCP()
 	done := make(chan error, 1)
 	go func() { done <- rootCmd.Execute() }()
 	// wait sends one line and waits for the answer with that id.
@@ -98,5 +106,69 @@ func TestServersTakeLiveLimits(t *testing.T) {
 			cmd, _, _ := rootCmd.Find([]string{c})
 			resetFlags(cmd)
 		}
+	}
+}
+
+// TestMCPOverHTTP: `ndb mcp --http 127.0.0.1:0` prints its URL and token,
+// answers only requests with the token, and ends with its context; a
+// non-loopback address, a missing --root folder and bad bounds are refused
+// before serving.
+func TestMCPOverHTTP(t *testing.T) {
+	var errOut syncBuffer
+	rootCmd.SetErr(&errOut)
+	rootCmd.SetArgs([]string{"mcp", "--engine", "real", "--http", "127.0.0.1:0", "--root", t.TempDir()})
+	defer resetMCP()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	mcpCmd.SetContext(ctx) // cobra keeps a subcommand's context of an earlier Execute
+	go func() { done <- rootCmd.ExecuteContext(ctx) }()
+	re := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+/mcp)\nndb mcp: token ([0-9a-f]{32}) `)
+	var m []string
+	for deadline := time.Now().Add(20 * time.Second); m == nil && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		m = re.FindStringSubmatch(errOut.String())
+	}
+	if m == nil {
+		cancel()
+		t.Fatalf("no URL and token printed: %q (%v)", errOut.String(), <-done)
+	}
+	post := func(auth string) int {
+		req, _ := http.NewRequest("POST", m[1], strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if code := post(""); code != http.StatusUnauthorized {
+		t.Errorf("without the token: %d", code)
+	}
+	if code := post("Bearer " + m[2]); code != http.StatusOK {
+		t.Errorf("with the token: %d", code)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("ndb mcp --http ended with %v", err)
+	}
+	resetMCP()
+
+	for _, bad := range [][]string{
+		{"--http", "0.0.0.0:0"},
+		{"--root", filepath.Join(t.TempDir(), "missing")},
+		{"--max-sessions", "0"},
+		{"--idle-timeout", "-1s"},
+	} {
+		rootCmd.SetArgs(append([]string{"mcp"}, bad...))
+		rootCmd.SetIn(strings.NewReader(""))
+		rootCmd.SetErr(io.Discard)
+		if err := rootCmd.Execute(); err == nil {
+			t.Errorf("ndb mcp %v: accepted", bad)
+		}
+		resetMCP()
 	}
 }
