@@ -83,7 +83,7 @@ func TestPreAuthBody(t *testing.T) {
 	for {
 		m := d.read()
 		if r, ok := m.(godap.ResponseMessage); ok && r.GetResponse().RequestSeq == 1 && r.GetResponse().Command == "setBreakpoints" {
-			if r.GetResponse().Success || !strings.Contains(r.GetResponse().Message, "over the limit") {
+			if r.GetResponse().Success || !strings.Contains(r.GetResponse().Message, "more than the limit") {
 				t.Errorf("2 MB of breakpoints after the token: %+v", r.GetResponse())
 			}
 			break
@@ -307,7 +307,7 @@ func TestWorkspaceRoots(t *testing.T) {
 		{filepath.Join(root, "link.py"), "", "outside the workspace"},
 		{"/dev/zero", "", "outside the workspace"},
 		{filepath.Join(root, "sub.py"), "", "not a regular file"},
-		{big, "", "over the limit"},
+		{big, "", "more than the limit"},
 		{filepath.Join(root, "nope.py"), "", "no such file"},
 		{good, secret, "outside the workspace"},
 		{good, "", ""},

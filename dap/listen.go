@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"ndb/internal/workspace"
 )
 
 // UnixPrefix marks a --listen address that is a unix socket path.
@@ -255,7 +257,7 @@ func (s *Server) checkSocketPlace(path string) error {
 		dir = real
 	}
 	for _, r := range s.roots {
-		if within(r, dir) {
+		if workspace.Within(dir, r) {
 			return fmt.Errorf("listen: refusing to place the socket %s inside %s, a folder ndb runs programs from (a program there could reach it); put it elsewhere, e.g. $XDG_RUNTIME_DIR", path, r)
 		}
 	}

@@ -159,7 +159,7 @@ func TestAgentTools(t *testing.T) {
 		{ToolEnd, map[string]any{"session": id}},
 		{ToolStart, map[string]any{"program": path, "breakpoints": []any{map[string]any{"function": "nope"}}}},
 		{ToolStart, map[string]any{"program": path, "breakpoints": []any{map[string]any{"line": 2}}}}, // blank line
-		{ToolStart, map[string]any{"program": "x = 1\n", "args": []any{"a"}}}, // args need a file
+		{ToolStart, map[string]any{"program": "x = 1\n", "args": []any{"a"}}},                         // args need a file
 		{ToolStart, map[string]any{"program": path, "call": "scale(1, 2)", "stdin": "x"}},
 		{ToolStart, map[string]any{"program": path, "engine": "gpt"}}, // not in the enum
 		{ToolStep, map[string]any{"session": id2, "mode": "sideways"}},

@@ -4,16 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"ndb/internal/workspace"
 )
 
 // DefaultMaxProgram bounds a program file debug_start reads (1 MiB: far
@@ -58,7 +55,7 @@ func DefaultWorkspace() Workspace {
 func NewWorkspace(dirs []string) (Workspace, error) {
 	w := Workspace{Explicit: true}
 	for _, d := range dirs {
-		r, err := resolveDir(d)
+		r, err := workspace.ResolveDir(d)
 		if err != nil {
 			return Workspace{}, fmt.Errorf("--root %s: %w", d, err)
 		}
@@ -68,44 +65,6 @@ func NewWorkspace(dirs []string) (Workspace, error) {
 		return Workspace{}, errors.New("no workspace root given")
 	}
 	return w, nil
-}
-
-// resolveDir makes d absolute with its symbolic links resolved, and checks
-// that it is a folder.
-func resolveDir(d string) (string, error) {
-	a, err := filepath.Abs(d)
-	if err != nil {
-		return "", err
-	}
-	r, err := filepath.EvalSymlinks(a)
-	if err != nil {
-		return "", err
-	}
-	fi, err := os.Stat(r)
-	if err != nil {
-		return "", err
-	}
-	if !fi.IsDir() {
-		return "", errors.New("not a folder")
-	}
-	return r, nil
-}
-
-// within reports whether path (absolute, clean) is root or below it.
-func within(path, root string) bool {
-	if root == "/" {
-		return true
-	}
-	return path == root || strings.HasPrefix(path, root+string(filepath.Separator))
-}
-
-func withinAny(path string, roots []string) bool {
-	for _, r := range roots {
-		if within(path, r) {
-			return true
-		}
-	}
-	return false
 }
 
 // allowed returns the folders a path may be in for a call from cs: see
@@ -123,12 +82,12 @@ func (w Workspace) allowed(ctx context.Context, cs *sdk.ServerSession) ([]string
 		// Both: the client's roots inside the ceiling, and the ceiling's
 		// folders inside a client root.
 		for _, c := range client {
-			if withinAny(c, w.Roots) {
+			if workspace.WithinAny(c, w.Roots) {
 				out = append(out, c)
 			}
 		}
 		for _, r := range w.Roots {
-			if withinAny(r, client) {
+			if workspace.WithinAny(r, client) {
 				out = append(out, r)
 			}
 		}
@@ -170,7 +129,7 @@ func clientRoots(ctx context.Context, cs *sdk.ServerSession) (roots []string, of
 		if err != nil || u.Scheme != "file" || u.Path == "" {
 			continue // only local folders can hold a program
 		}
-		if d, err := resolveDir(u.Path); err == nil {
+		if d, err := workspace.ResolveDir(u.Path); err == nil {
 			roots = append(roots, d)
 		}
 	}
@@ -183,54 +142,12 @@ func clientRoots(ctx context.Context, cs *sdk.ServerSession) (roots []string, of
 const rootsUntil = "2026-07-28"
 
 // readProgram reads the program file at path if it is a regular file of
-// at most max bytes inside roots, and returns its resolved path and text.
-// Errors name the path and the reason only, never the file's content, and
-// say nothing about what lies outside the roots.
+// at most max bytes inside roots (workspace.Read), and returns its resolved
+// path and text.
 func readProgram(path string, roots []string, max int64) (string, string, error) {
 	if max <= 0 {
 		max = DefaultMaxProgram
 	}
-	outside := fmt.Errorf("program %s: outside the workspace roots (%s)", path, strings.Join(roots, ", "))
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", "", fmt.Errorf("program %s: %v", path, err)
-	}
-	if !withinAny(abs, roots) {
-		return "", "", outside // refused before any look at the file
-	}
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return "", "", fmt.Errorf("program %s: no such file in the workspace (give a file path, or the source with its line breaks)", path)
-	}
-	if !withinAny(real, roots) {
-		return "", "", outside // a link out of the workspace
-	}
-	if fi, err := os.Stat(real); err != nil || !fi.Mode().IsRegular() {
-		return "", "", fmt.Errorf("program %s: not a regular file", path)
-	}
-	// O_NONBLOCK: a FIFO swapped in meanwhile must not hang the open; the
-	// checks below run on what was opened.
-	f, err := os.OpenFile(real, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
-	if err != nil {
-		return "", "", fmt.Errorf("program %s: cannot be opened: %v", path, errors.Unwrap(err))
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return "", "", fmt.Errorf("program %s: not a regular file", path)
-	}
-	if opened, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(f.Fd()))); err == nil && !withinAny(opened, roots) {
-		return "", "", outside // a folder of the path was swapped for a link meanwhile
-	}
-	if fi.Size() > max {
-		return "", "", fmt.Errorf("program %s: %d bytes, more than the limit of %d", path, fi.Size(), max)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return "", "", fmt.Errorf("program %s: read failed", path)
-	}
-	if int64(len(b)) > max {
-		return "", "", fmt.Errorf("program %s: more than the limit of %d bytes", path, max)
-	}
-	return real, string(b), nil
+	real, b, err := workspace.Read("program", path, roots, max)
+	return real, string(b), err
 }
