@@ -289,3 +289,24 @@ func TestNoLeaksAfterManyCalls(t *testing.T) {
 		t.Errorf("%d child processes with at most 4 live sessions open", mid-before)
 	}
 }
+
+// TestTextEscapesControls: a value holding a terminal escape reaches the
+// text answer escaped (an agent may show it on a terminal) and the
+// structured answer unchanged.
+func TestTextEscapesControls(t *testing.T) {
+	cs := connect(t, newServer(t, testRegistry(), "real").MCPServer())
+	// repr() escapes controls in strings; a class's own __repr__ need not.
+	src := "class A:\n    def __repr__(self):\n        return '\\x1b[2J\\x9b31m'\n\ndef f():\n    a = A()\n    return a\n"
+	var st Stop
+	mustCall(t, cs, ToolStart, map[string]any{"program": src, "engine": "real", "call": "f()"}, &st)
+	text := mustCall(t, cs, ToolStep, map[string]any{"session": st.Session, "mode": "out"}, &st)
+	if st.Value != "\x1b[2J\u009b31m" {
+		t.Fatalf("structured answer %+v", st)
+	}
+	if strings.ContainsAny(text, "\x1b\u009b") {
+		t.Errorf("text answer holds raw control characters: %q", text)
+	}
+	if !strings.Contains(text, `\x1b[2J`) {
+		t.Errorf("text answer lacks the escaped value: %q", text)
+	}
+}

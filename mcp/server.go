@@ -29,6 +29,7 @@ import (
 
 	"ndb/debugger"
 	"ndb/engine"
+	"ndb/internal/termsafe"
 )
 
 // DefaultMaxSessions bounds the open sessions; the least recently used one
@@ -413,6 +414,8 @@ func guard[In, Out any](h func(context.Context, In) (Out, string, error)) sdk.To
 		if err != nil {
 			return nil, out, err
 		}
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, out, nil
+		// The text is for reading: control characters a program put in its
+		// values or output are escaped there (the structured answer keeps them).
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: termsafe.Text(text)}}}, out, nil
 	}
 }
