@@ -72,7 +72,7 @@ func TestScoredProbsMatchAHandComputation(t *testing.T) {
 			if len(out.IDs) == 0 || len(out.IDs) != len(out.Probs) {
 				t.Fatalf("prompt %d: %d ids, %d probs", i, len(out.IDs), len(out.Probs))
 			}
-			ids, _, err := p.fitPrompt(p.tok.Encode(prompt), opt.maxTokens())
+			ids, _, err := p.fitPrompt(prompt, opt.maxTokens())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -34,6 +34,9 @@ type Predictor struct {
 	stats  Stats
 	cache  *nn.KVCache // batch-1 cache holding the positions of cached
 	cached []int32     // the tokens whose keys and values are in cache
+
+	viewMu sync.Mutex
+	view   *sourceView // the latest long program's index (elideSource)
 }
 
 // New makes a Predictor from a model and its tokenizer.
@@ -159,7 +162,10 @@ func (p *Predictor) sample(ctx context.Context, prompt string, k int, opt Sample
 	if k <= 0 {
 		return nil, fmt.Errorf("infer: k = %d candidates", k)
 	}
-	ids, budget, err := p.fitPrompt(p.tok.Encode(prompt), opt.maxTokens())
+	if k == 1 && opt.Temperature <= 0 && !opt.Unconstrained && opt.Rerank.on() {
+		return p.rerank(ctx, prompt, opt)
+	}
+	ids, budget, err := p.fitPrompt(prompt, opt.maxTokens())
 	if err != nil {
 		return nil, err
 	}
@@ -909,13 +915,18 @@ func (p *Predictor) forget() {
 	p.cached = p.cached[:0]
 }
 
-// fitPrompt applies the context-length policy: a prompt that leaves less
-// than the frame budget free in the context loses its oldest frames (cut at
-// <|frame_sep|> tokens) while the header (everything before the first
-// <|frame_sep|>: the source code) is kept whole; if the header and the last
-// frame alone do not fit, the prompt is plainly left-truncated. The budget
-// is the frame's token allowance, at most a quarter of the context.
-func (p *Predictor) fitPrompt(ids []int32, maxTokens int) ([]int32, int, error) {
+// fitPrompt encodes prompt and applies the context-length policy. The
+// frame's budget is reserved first (at most a quarter of the context); a
+// prompt that does not fit in the rest keeps its header (the program)
+// whole and loses its oldest frames (cut at <|frame_sep|> tokens), unless
+// the program would then leave the frames less than longFrameShare of the
+// room: then the program is elided to fit (elideSource: the running
+// function, the functions of the frames, the definitions they use, each
+// cut run of lines marked by a comment) and the frames get the rest. Only
+// when even that fails (a context too small for the running line) is the
+// prompt plainly left-truncated. The budget is the frame's token allowance.
+func (p *Predictor) fitPrompt(prompt string, maxTokens int) ([]int32, int, error) {
+	ids := p.tok.Encode(prompt)
 	maxSeq := p.model.Config.MaxSeq
 	if len(ids) == 0 {
 		return nil, 0, errors.New("infer: empty prompt")
@@ -923,9 +934,50 @@ func (p *Predictor) fitPrompt(ids []int32, maxTokens int) ([]int32, int, error) 
 	reserve := min(maxTokens, max(maxSeq/4, 1))
 	limit := maxSeq - reserve
 	if len(ids) > limit {
-		ids = p.truncate(ids, limit)
+		ids = p.fitLong(prompt, ids, limit)
 	}
 	return ids, min(maxTokens, maxSeq-len(ids)), nil
+}
+
+// longFrameShare is the part of the room the frames keep when the program
+// is elided (chosen by measurement: docs/inference.md, "Long programs").
+var longFrameShare = 0.5
+
+// fitLong cuts ids, the encoded prompt, to at most limit tokens
+// (fitPrompt's policy).
+func (p *Predictor) fitLong(prompt string, ids []int32, limit int) []int32 {
+	h := slices.Index(ids, p.frameSep)
+	if h < 0 {
+		return p.truncate(ids, limit)
+	}
+	frames := min(len(ids)-h, int(longFrameShare*float64(limit)))
+	if h <= limit-frames {
+		return p.truncate(ids, limit)
+	}
+	src, err := format.HeaderSource(prompt)
+	if err != nil {
+		return p.truncate(ids, limit)
+	}
+	head := format.TokBeginOfText + format.TokTraceContextStart
+	tail := prompt[len(head)+len(src):]
+	room := limit - frames
+	budget := room - len(p.tok.Encode(head))
+	for range 4 {
+		short, ok := p.elideSource(src, tail, budget)
+		if !ok {
+			break
+		}
+		hdr := p.tok.Encode(head + short)
+		if len(hdr) <= room {
+			out := append(hdr, ids[h:]...)
+			if len(out) > limit { // the frames' oldest go, as above
+				out = p.truncate(out, limit)
+			}
+			return out
+		}
+		budget -= len(hdr) - room // the line counts and markers were estimates
+	}
+	return p.truncate(ids, limit)
 }
 
 func (p *Predictor) truncate(ids []int32, limit int) []int32 {

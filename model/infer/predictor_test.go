@@ -296,9 +296,9 @@ func TestFitPromptKeepsCode(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	text := synthtext.Forward(rng, 3, 4)
 	prompts := synthtext.Prompts(text)
-	long := p.tok.Encode(prompts[len(prompts)-1])
-	if len(long) <= 96 {
-		t.Fatalf("test setup: prompt of %d tokens is not long", len(long))
+	long := prompts[len(prompts)-1]
+	if len(p.tok.Encode(long)) <= 96 {
+		t.Fatalf("test setup: prompt of %d tokens is not long", len(p.tok.Encode(long)))
 	}
 	ids, budget, err := p.fitPrompt(long, 32)
 	if err != nil {

@@ -31,6 +31,10 @@ type SampleOptions struct {
 	// NoDraft turns off prompt-lookup drafts in greedy decoding (for
 	// measurements; the output is the same).
 	NoDraft bool
+	// Rerank, when set (and on), makes a greedy one-frame request sample
+	// alternatives where the greedy frame is unsure and pick among them
+	// (test-time compute; see Rerank). nil: plain greedy decoding.
+	Rerank *Rerank
 }
 
 // DefaultMaxFrameTokens is the frame budget when SampleOptions.MaxTokens is 0.

@@ -28,6 +28,7 @@ type scopeRules struct {
 	member [][]int           // per line: the scopes (block ids, -1 = module) it runs in
 	opens  []int             // per line: the block a def or class header (or its decorator) opens, else -2
 	names  map[int]sortedSet // per block: the identifiers of its lines and header, "..", ".0" to ".9"
+	starts []bool            // per line: a statement (logical line) starts on it
 }
 
 const noBlock = -2
@@ -35,7 +36,7 @@ const noBlock = -2
 // programScopes reads the def and class blocks of src.
 func programScopes(src string) *scopeRules {
 	lines := strings.Split(src, "\n")
-	s := &scopeRules{lines: lines, member: make([][]int, len(lines)), opens: make([]int, len(lines)), names: map[int]sortedSet{}}
+	s := &scopeRules{lines: lines, member: make([][]int, len(lines)), opens: make([]int, len(lines)), names: map[int]sortedSet{}, starts: make([]bool, len(lines))}
 	heads := make([]int, len(lines)) // the block whose header statement a line is part of, else noBlock
 	type block struct{ indent, id int }
 	var stack []block
@@ -48,6 +49,7 @@ func programScopes(src string) *scopeRules {
 		start := depth == 0 && quote == "" && !cont && t != "" && t[0] != '#'
 		var code int
 		depth, quote, cont, code = scanLine(l, depth, quote)
+		s.starts[i] = start
 		if start {
 			ind := indentWidth(l)
 			for len(stack) > 0 && ind <= stack[len(stack)-1].indent {
