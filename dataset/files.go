@@ -154,7 +154,7 @@ func loadFiles(name, prefix, dir string, crux CruxEvalSet, functions, scripts bo
 		if err != nil {
 			return nil, err
 		}
-		code := normalizeNewlines(string(b))
+		code := tracer.NormalizeNewlines(string(b))
 		stem := strings.TrimSuffix(f, ".py")
 		path := filepath.Join(dir, f)
 		if functions {

@@ -167,20 +167,9 @@ func SampleTrajectory(r *rand.Rand, t *tracer.Trace, cfg SamplerConfig) (*Sample
 		pos = debugger.InverseInitial(sub)
 	}
 	add := func(p debugger.Pos, via debugger.Action) error {
-		var f format.Frame
-		if p.Index < 0 || p.Index >= len(sub.States) {
-			ek, err := exitFrameKind(tree.Kind(p))
-			if err != nil {
-				return err
-			}
-			f = b.Exit(ek)
-		} else {
-			st, _ := tree.State(p)
-			st.Event = sub.States[p.Index].Event // the twin's event is recorded as lineCall
-			var err error
-			if f, err = b.Frame(st, p.LineCall, via); err != nil {
-				return err
-			}
+		f, err := b.At(tree, p, via)
+		if err != nil {
+			return err
 		}
 		tr.Frames = append(tr.Frames, f)
 		chars += len(format.FrameText(f)) + 16
@@ -256,20 +245,6 @@ func linesAhead(t *tracer.Trace, from int, candidates []int) []int {
 		}
 	}
 	return out
-}
-
-func exitFrameKind(kind string) (format.Kind, error) {
-	switch kind {
-	case debugger.KindExitNormal:
-		return format.ExitNormal, nil
-	case debugger.KindExitError:
-		return format.ExitError, nil
-	case debugger.KindExitNever:
-		return format.ExitNever, nil
-	case debugger.KindInvExitEntry:
-		return format.InvExitEntry, nil
-	}
-	return "", fmt.Errorf("dataset: unknown exit %q", kind)
 }
 
 // unwrapped is the source of a deep scope without tracer.WrapCall's main

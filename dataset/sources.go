@@ -170,7 +170,7 @@ func loadMBPPPlus(path string, crux CruxEvalSet) (Source, error) {
 	}
 	s := &listSource{name: "mbppplus"}
 	for _, t := range tasks {
-		code := strings.TrimLeft(normalizeNewlines(t.Solution), "\n")
+		code := strings.TrimLeft(tracer.NormalizeNewlines(t.Solution), "\n")
 		id := strings.ReplaceAll(t.TaskID, "/", "_")
 		n := 0
 		for _, raw := range []json.RawMessage{t.BaseInput, t.PlusInput} {
@@ -261,9 +261,9 @@ func loadHumanEval(path string, crux CruxEvalSet) (Source, error) {
 		if err := dec.Decode(&rec); err != nil {
 			return nil, fmt.Errorf("dataset: %s: %w", path, err)
 		}
-		code := normalizeNewlines(rec.Prompt + rec.Solution)
+		code := tracer.NormalizeNewlines(rec.Prompt + rec.Solution)
 		id := "humaneval/" + strings.TrimPrefix(rec.TaskID, "HumanEval/")
-		addAssertCalls(s, crux, id, code, strings.Split(normalizeNewlines(rec.Test), "\n"), rec.Entry)
+		addAssertCalls(s, crux, id, code, strings.Split(tracer.NormalizeNewlines(rec.Test), "\n"), rec.Entry)
 	}
 	return s, nil
 }
@@ -335,7 +335,7 @@ func loadDir(dir string, crux CruxEvalSet) (Source, error) {
 			return nil, err
 		}
 		rel, _ := filepath.Rel(dir, p)
-		s.add(crux, Item{ID: "dir/" + filepath.ToSlash(rel), Program: tracer.Program{Path: p, Source: normalizeNewlines(string(b))}})
+		s.add(crux, Item{ID: "dir/" + filepath.ToSlash(rel), Program: tracer.Program{Path: p, Source: tracer.NormalizeNewlines(string(b))}})
 	}
 	if len(s.items) == 0 && s.dropped == 0 {
 		return nil, fmt.Errorf("dataset: no .py files under %s", dir)
@@ -367,14 +367,10 @@ func (s *synthSource) Item(i int) (Item, string) {
 	return Item{ID: fmt.Sprintf("synth/%d/%d/%d", s.seed, fn, k), Program: p}, ""
 }
 
-func normalizeNewlines(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
-}
-
 func joinCode(prefix, code string) string {
-	code = normalizeNewlines(code)
+	code = tracer.NormalizeNewlines(code)
 	if strings.TrimSpace(prefix) == "" {
 		return code
 	}
-	return normalizeNewlines(prefix) + "\n" + code
+	return tracer.NormalizeNewlines(prefix) + "\n" + code
 }

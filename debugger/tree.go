@@ -16,8 +16,9 @@ const (
 	KindInvExitEntry = "inv_exit_entry" // backward exit: stepped back beyond the entry
 )
 
-// ExitInvEntry is the Exit of a Stop that stepped back beyond the entry.
-const ExitInvEntry = "inv_exit_entry"
+// ExitInvEntry is the Exit of a Stop that stepped back beyond the entry:
+// the position's kind (format.ExitOf reads both).
+const ExitInvEntry = KindInvExitEntry
 
 // Pos is a position in a trace's forward or inverse tree. Index is the state's
 // index in Trace.States; LineCall selects the inverse tree's inv_line_call

@@ -47,7 +47,8 @@ const (
 	CWMName = "cwm"
 )
 
-// Default is the engine used when none is named.
+// Default is the engine preferred when none is named; DefaultName (a
+// Registry's Default) falls back to the real engine when no model exists.
 const Default = Model
 
 // Names lists the engines New knows, in documentation order.
@@ -76,6 +77,15 @@ type Options struct {
 	OpenAI openai.Config
 	// Draw is how ordinary predictions decode (zero: greedy).
 	Draw Draw
+	// Rerank is the model engine's test-time compute on unsure greedy
+	// predictions (infer.Rerank): nil takes infer.DefaultRerank, a Rerank
+	// with K 0 turns it off.
+	Rerank *infer.Rerank
+	// MaxTokens is the model engine's budget of one predicted frame (0:
+	// the runtime's default); FreeProgram turns off the program rules of
+	// its constrained decoding (ablations). ndb eval sets them.
+	MaxTokens   int
+	FreeProgram bool
 	// Python is the interpreter of the real engine and of Verify.
 	Python string
 	// Limits bound each traced run (zero fields: the tracer's defaults).
@@ -116,7 +126,11 @@ func New(name string, opts Options) (Engine, error) {
 			if err != nil {
 				return nil, fmt.Errorf("engine model: %w", err)
 			}
-			pred = InferPredictor{P: p}
+			rr := opts.Rerank
+			if rr == nil {
+				rr = &infer.DefaultRerank
+			}
+			pred = InferPredictor{P: p, Rerank: rr, MaxTokens: opts.MaxTokens, FreeProgram: opts.FreeProgram}
 		}
 		return &neuralEngine{name: Model, pred: pred, draw: opts.Draw, python: opts.Python}, nil
 	case OpenAI, CWMName:
@@ -186,6 +200,36 @@ func WithJumpSteps(e Engine, n int) (Engine, error) {
 	c := *ne
 	c.jumpSteps = n
 	return &c, nil
+}
+
+// FormatPredictor is the predictor behind e when e predicts frames of
+// ndb's format from ndb's prompts (model, openai), for measurements that
+// send the training text itself (ndb eval next-state); nil for the real
+// and cwm engines.
+func FormatPredictor(e Engine) Predictor {
+	if ne, ok := e.(*neuralEngine); ok && !ne.cwm {
+		return ne.pred
+	}
+	return nil
+}
+
+// PredictScored asks pred for k continuations of prompt drawn as d, with
+// the predictor's confidence in each when it knows it (a ScoredPredictor:
+// ndb's model, whose greedy one-frame answer is the reranked one, or a
+// server that returns log-probabilities); else by Predict, without.
+func PredictScored(ctx context.Context, pred Predictor, prompt string, k int, d Draw) ([]Prediction, error) {
+	if sp, ok := pred.(ScoredPredictor); ok {
+		return sp.PredictScored(ctx, prompt, k, d)
+	}
+	texts, err := pred.Predict(ctx, prompt, k, d)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Prediction, len(texts))
+	for i, t := range texts {
+		out[i] = Prediction{Text: t}
+	}
+	return out, nil
 }
 
 // NewNeuralEngine returns an engine named name that predicts with pred in
@@ -287,12 +331,15 @@ func (e *RealEngine) Open(ctx context.Context, p Program) (debugger.Backend, err
 		}
 		opts := e.opts
 		opts.ProgramDir = tracer.ContextDir(p)
+		if opts.HashSeed == "" { // hash randomization as under python3, one seed per session (docs/debugger.md)
+			opts.HashSeed = debugger.RandomHashSeed()
+		}
 		t, err := tracer.New(opts)
 		if err != nil {
 			return nil, err
 		}
 		return debugger.NewLiveBackend(ctx, func(ctx context.Context, out func(string)) (*tracer.Run, error) {
-			return t.Start(ctx, p, opts.Limits, out)
+			return t.Start(ctx, debugger.WithRunArgs(ctx, p), opts.Limits, out)
 		}, t.Close)
 	}
 	tr, err := e.Trace(ctx, p)
@@ -322,18 +369,32 @@ func (e *RealEngine) Close() error {
 }
 
 // InferPredictor adapts ndb's Go model runtime to Predictor.
-type InferPredictor struct{ P *infer.Predictor }
+type InferPredictor struct {
+	P *infer.Predictor
+	// Rerank applies to greedy one-frame predictions (nil: plain greedy).
+	Rerank *infer.Rerank
+	// MaxTokens bounds one frame (0: the runtime's default); FreeProgram
+	// turns off the program rules of constrained decoding (ablations).
+	MaxTokens   int
+	FreeProgram bool
+}
+
+// sampleOptions are the runtime's options for a prediction drawn as d.
+func (p InferPredictor) sampleOptions(d Draw) infer.SampleOptions {
+	return infer.SampleOptions{Temperature: d.Temperature, TopP: d.TopP, Seed: d.Seed, Rerank: p.Rerank,
+		MaxTokens: p.MaxTokens, FreeProgram: p.FreeProgram}
+}
 
 // Predict samples k frames (constrained decoding keeps them well-formed).
 func (p InferPredictor) Predict(ctx context.Context, prompt string, k int, d Draw) ([]string, error) {
-	return p.P.Sample(ctx, prompt, k, infer.SampleOptions{Temperature: d.Temperature, TopP: d.TopP, Seed: d.Seed})
+	return p.P.Sample(ctx, prompt, k, p.sampleOptions(d))
 }
 
 // PredictScored samples k frames with their confidence: the mean and the
 // least of the chosen tokens' probabilities, each renormalised over the
 // tokens constrained decoding allowed (infer.Predictor.SampleScored).
 func (p InferPredictor) PredictScored(ctx context.Context, prompt string, k int, d Draw) ([]Prediction, error) {
-	scored, err := p.P.SampleScored(ctx, prompt, k, infer.SampleOptions{Temperature: d.Temperature, TopP: d.TopP, Seed: d.Seed})
+	scored, err := p.P.SampleScored(ctx, prompt, k, p.sampleOptions(d))
 	if err != nil {
 		return nil, err
 	}

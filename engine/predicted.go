@@ -75,20 +75,9 @@ func (c *predicted) ask(ctx context.Context, prompt string) (string, *debugger.C
 		d = ResampleDraw
 		d.Seed = c.draws
 	}
-	var outs []Prediction
-	if sp, ok := c.pred.(ScoredPredictor); ok {
-		var err error
-		if outs, err = sp.PredictScored(ctx, prompt, 1, d); err != nil {
-			return "", nil, err
-		}
-	} else {
-		texts, err := c.pred.Predict(ctx, prompt, 1, d)
-		if err != nil {
-			return "", nil, err
-		}
-		for _, t := range texts {
-			outs = append(outs, Prediction{Text: t})
-		}
+	outs, err := PredictScored(ctx, c.pred, prompt, 1, d)
+	if err != nil {
+		return "", nil, err
 	}
 	if len(outs) == 0 {
 		return "", nil, errors.New("engine: the predictor returned nothing")

@@ -3,13 +3,20 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
+
+	"ndb/model/defaultmodel"
+	"ndb/model/infer"
 )
 
 // Registry hands out engines by name, creating each (name, model) pair
 // once and sharing it: a server's sessions share one model in memory and
-// one pool of tracer workers. It is safe for concurrent use.
+// one pool of tracer workers. It is the one place engines are built for
+// the commands that debug or measure (ndb debug, dap, mcp, eval), so they
+// all get the same engine for a name: the model engine's scored predictor
+// with its rerank, the real engine's limits. It is safe for concurrent use.
 type Registry struct {
 	base Options
 
@@ -24,13 +31,17 @@ func NewRegistry(base Options) *Registry {
 	return &Registry{base: base, engines: map[string]Engine{}}
 }
 
-// Get returns the engine called name ("" = Default), for model the model
-// file of the model engine ("" = base.Model, the server's --model, else the
-// default model; ignored by others).
+// Get returns the engine called name ("" = r.Default(), or the model
+// engine when model is given), for model the model file of the model
+// engine ("" = base.Model, the server's --model, else the default model;
+// ignored by others).
 func (r *Registry) Get(name, model string) (Engine, error) {
 	name = strings.ToLower(strings.TrimSpace(name))
-	if name == "" {
-		name = Default
+	switch {
+	case name == "" && model != "":
+		name = Model
+	case name == "":
+		name = r.Default()
 	}
 	if name != Model {
 		model = ""
@@ -55,6 +66,37 @@ func (r *Registry) Get(name, model string) (Engine, error) {
 	}
 	r.engines[key] = e
 	return e, nil
+}
+
+// Default is the engine of a request that names none: DefaultName of the
+// registry's options.
+func (r *Registry) Default() string { return DefaultName(r.base) }
+
+// DefaultName is the one default-engine policy of ndb's commands: the model
+// engine when there is a model to run (opts names a model file or a
+// predictor, or a default model exists: HaveDefaultModel), else the real
+// engine, so that a build without a model still debugs.
+func DefaultName(opts Options) string {
+	if opts.Model != "" || opts.Predictor != nil || HaveDefaultModel() {
+		return Model
+	}
+	return Real
+}
+
+// HaveDefaultModel reports whether the model engine can start without a
+// model file: $NDB_MODEL names one or a model is embedded.
+func HaveDefaultModel() bool {
+	if os.Getenv(infer.ModelEnv) != "" {
+		return true
+	}
+	// Open, not defaultmodel.Bytes: that copies the whole file, at every
+	// start of every command.
+	f, err := defaultmodel.FS.Open(defaultmodel.FileName)
+	if err != nil {
+		return false
+	}
+	f.Close()
+	return true
 }
 
 // Real is the registry's real engine (for verify).

@@ -492,7 +492,7 @@ func describeStop(st debugger.Stop) string {
 // first whose forward prediction (greedy step_return from the call with the
 // candidate's arguments) gives the output back; -1 when none does.
 func sampleInputs(ctx context.Context, opts CruxOptions, c *cruxCase, item uint64) ([]ScoreJob, int, error) {
-	src := normalizeNewlines(c.item.Code)
+	src := tracer.NormalizeNewlines(c.item.Code)
 	retState := c.ret.State
 	fr, err := format.NewBuilder(true).Frame(retState, false, "")
 	if err != nil {
@@ -513,7 +513,7 @@ func sampleInputs(ctx context.Context, opts CruxOptions, c *cruxCase, item uint6
 	for i, text := range outs {
 		job := ScoreJob{ID: fmt.Sprintf("%s#%d", c.item.ID, i), Code: c.item.Code, Func: CruxFunc, Task: TaskInput,
 			Input: c.item.Input, Output: c.item.Output}
-		f, err := parsePredicted(text, true)
+		f, err := format.ParsePredicted(text, true)
 		if err == nil && f.Kind == format.InvCall {
 			for _, v := range format.MergeLocals(nil, f) {
 				job.Args = append(job.Args, [2]string{v.Name, v.Value})
@@ -548,7 +548,7 @@ func forwardConsistent(ctx context.Context, pred engine.Predictor, c *cruxCase, 
 	if strings.ContainsAny(call, "\r\n") || format.ContainsSpecialToken(call) {
 		return false
 	}
-	src := tracer.WrapCall(normalizeNewlines(c.item.Code), call)
+	src := tracer.WrapCall(c.item.Code, call)
 	lines := strings.Split(src, "\n")
 	mainLine := ""
 	for i, l := range lines {
@@ -579,11 +579,11 @@ func forwardConsistent(ctx context.Context, pred engine.Predictor, c *cruxCase, 
 	if err != nil {
 		return false
 	}
-	outs, err := pred.Predict(ctx, prompt, 1, engine.Draw{})
+	outs, err := engine.PredictScored(ctx, pred, prompt, 1, engine.Draw{}) // greedy, as the engine asks
 	if err != nil || len(outs) == 0 {
 		return false
 	}
-	f, err := parsePredicted(outs[0], false)
+	f, err := format.ParsePredicted(outs[0].Text, false)
 	return err == nil && f.Kind == format.Return && f.Arg == output
 }
 
@@ -612,30 +612,6 @@ func majority(keys []string) int {
 		}
 	}
 	return best
-}
-
-func normalizeNewlines(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
-}
-
-// parsePredicted reads a predicted frame, tolerating servers that cut the
-// terminator, and checks its direction.
-func parsePredicted(text string, inverse bool) (format.Frame, error) {
-	text = strings.TrimPrefix(text, format.TokFrameSep)
-	var first error
-	for _, t := range []string{text, text + format.TokActionSep, text + format.TokEndOfText, text + format.TokTraceEnd + format.TokEndOfText} {
-		f, err := format.ParseFrame(t)
-		if err == nil {
-			if f.Kind.Inverse() != inverse {
-				return f, fmt.Errorf("a %s frame after a %s action", f.Kind, map[bool]string{true: "backward", false: "forward"}[inverse])
-			}
-			return f, nil
-		}
-		if first == nil {
-			first = err
-		}
-	}
-	return format.Frame{}, first
 }
 
 // SortedActions lists map keys in the SPEC's action order, others after.

@@ -269,7 +269,7 @@ func horizonExample(r *rand.Rand, tr *tracer.Trace, horizons []int, forwardOnly 
 	if inverse {
 		pos = debugger.InverseInitial(tr)
 	}
-	f, err := frameAt(tree, b, pos, "")
+	f, err := b.At(tree, pos, "")
 	if err != nil {
 		return nil
 	}
@@ -295,7 +295,7 @@ func horizonExample(r *rand.Rand, tr *tracer.Trace, horizons []int, forwardOnly 
 			}
 		}
 		next := tree.Apply(pos, cmd)
-		if f, err = frameAt(tree, b, next, cmd.Action); err != nil {
+		if f, err = b.At(tree, next, cmd.Action); err != nil {
 			return nil
 		}
 		t.Frames = append(t.Frames, f)
@@ -317,35 +317,6 @@ func horizonExample(r *rand.Rand, tr *tracer.Trace, horizons []int, forwardOnly 
 		pos = next
 	}
 	return nil
-}
-
-// frameAt is the frame showing position p (as the sampler writes it).
-func frameAt(tree *debugger.Tree, b *format.Builder, p debugger.Pos, via debugger.Action) (format.Frame, error) {
-	t := tree.T
-	if p.Index < 0 || p.Index >= len(t.States) {
-		k, err := exitKind(tree.Kind(p))
-		if err != nil {
-			return format.Frame{}, err
-		}
-		return b.Exit(k), nil
-	}
-	st, _ := tree.State(p)
-	st.Event = t.States[p.Index].Event
-	return b.Frame(st, p.LineCall, via)
-}
-
-func exitKind(kind string) (format.Kind, error) {
-	switch kind {
-	case "exit_normal":
-		return format.ExitNormal, nil
-	case "exit_error":
-		return format.ExitError, nil
-	case "exit_never":
-		return format.ExitNever, nil
-	case debugger.ExitInvEntry:
-		return format.InvExitEntry, nil
-	}
-	return "", fmt.Errorf("eval: %q is not an exit", kind)
 }
 
 // NextStateReport holds the scores of a run.
@@ -609,14 +580,16 @@ func predictByPrompt(ctx context.Context, opts NextStateOptions, ex *Example, wa
 	if err != nil {
 		return format.Frame{}, false, err
 	}
-	outs, err := opts.Predictor.Predict(ctx, prompt, 1, engine.Draw{})
+	// The greedy frame as the engine's backends ask for it (PredictScored:
+	// ndb's model reranks an unsure one), so the score is the users'.
+	outs, err := engine.PredictScored(ctx, opts.Predictor, prompt, 1, engine.Draw{})
 	if err != nil {
 		return format.Frame{}, false, err
 	}
 	if len(outs) == 0 {
 		return format.Frame{}, false, errors.New("the predictor returned nothing")
 	}
-	pred, perr := parsePredicted(outs[0], ex.Inverse)
+	pred, perr := format.ParsePredicted(outs[0].Text, ex.Inverse)
 	anyExact := false
 	if opts.K > 1 {
 		draw := engine.Draw{Temperature: 0.6, TopP: 0.95, Seed: opts.Seed*7919 + n + 1}
@@ -625,7 +598,7 @@ func predictByPrompt(ctx context.Context, opts NextStateOptions, ex *Example, wa
 			return pred, false, err
 		}
 		for _, s := range samples {
-			if f, err := parsePredicted(s, ex.Inverse); err == nil && CompareFrames(f, want).Exact {
+			if f, err := format.ParsePredicted(s, ex.Inverse); err == nil && CompareFrames(f, want).Exact {
 				anyExact = true
 				break
 			}
@@ -656,9 +629,8 @@ func predictByBackend(ctx context.Context, opts NextStateOptions, ex *Example, b
 		prog := tracer.Program{Source: ex.trace.Source}
 		// A call program's trace holds WrapCall's text: take it apart so
 		// the engine wraps it again identically.
-		const marker = "\n\ndef main():\n    return "
-		if i := strings.LastIndex(prog.Source, marker); i >= 0 && ex.trace.States[0].Function == "main" {
-			prog = tracer.Program{Source: prog.Source[:i], Call: strings.TrimSuffix(prog.Source[i+len(marker):], "\n")}
+		if i := strings.LastIndex(prog.Source, tracer.WrapperHead); i >= 0 && ex.trace.States[0].Function == "main" {
+			prog = tracer.Program{Source: prog.Source[:i], Call: strings.TrimSuffix(prog.Source[i+len(tracer.WrapperHead):], "\n")}
 		}
 		if b, err = opts.Engine.Open(ctx, prog); err != nil {
 			return format.Frame{}, err
@@ -699,24 +671,11 @@ func predictByBackend(ctx context.Context, opts NextStateOptions, ex *Example, b
 		if k > 0 {
 			via = ex.Traj.Steps[k-1].Action
 		}
-		if _, err := frameAt(tree, bl, ex.pos[k], via); err != nil {
+		if _, err := bl.At(tree, ex.pos[k], via); err != nil {
 			return format.Frame{}, err
 		}
 	}
-	if st.IsExit() {
-		k, err := exitKind(map[string]string{tracer.ExitNormal: "exit_normal", tracer.ExitError: "exit_error",
-			tracer.ExitNever: "exit_never", debugger.ExitInvEntry: debugger.ExitInvEntry}[st.Exit])
-		if err != nil {
-			return format.Frame{}, err
-		}
-		return bl.Exit(k), nil
-	}
-	s := st.State
-	lineCall := s.Event == debugger.KindInvLineCall
-	if lineCall {
-		s.Event = tracer.EventLine
-	}
-	return bl.Frame(s, lineCall, step.Action)
+	return bl.Stop(st, step.Action)
 }
 
 // replay finds the positions of t's frames by applying its steps on the
@@ -728,13 +687,13 @@ func replay(tree *debugger.Tree, t *format.Trajectory) ([]debugger.Pos, bool) {
 	}
 	b := format.NewBuilder(t.Inverse())
 	pos := []debugger.Pos{p}
-	f, err := frameAt(tree, b, p, "")
+	f, err := b.At(tree, p, "")
 	if err != nil || format.FrameText(f) != format.FrameText(t.Frames[0]) {
 		return nil, false
 	}
 	for k, s := range t.Steps {
 		p = tree.Apply(p, debugger.Command{Action: s.Action, Src: s.Src})
-		f, err := frameAt(tree, b, p, s.Action)
+		f, err := b.At(tree, p, s.Action)
 		if err != nil || format.FrameText(f) != format.FrameText(t.Frames[k+1]) {
 			return nil, false
 		}

@@ -576,12 +576,7 @@ func SamePlace(a, b debugger.Stop) bool {
 
 // fullFrame is the frame showing st with all its locals.
 func fullFrame(st debugger.Stop, inverse bool) (format.Frame, error) {
-	s := st.State
-	lineCall := s.Event == debugger.KindInvLineCall
-	if lineCall {
-		s.Event = tracer.EventLine
-	}
-	return format.NewBuilder(inverse).Frame(s, lineCall && inverse, "")
+	return format.NewBuilder(inverse).Stop(st, "")
 }
 
 // inOrderOf returns pred's locals in the order of ref's names when both

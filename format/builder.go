@@ -69,6 +69,47 @@ func (b *Builder) Frame(s tracer.State, lineCall bool, via debugger.Action) (Fra
 	return f, nil
 }
 
+// At returns the frame showing position p of tree, reached by action via
+// ("" for the first frame), as data sets and measurements write
+// trajectories: an exit position gives its exit frame (inv_exit_entry
+// before the first state, else ExitKind of the trace's exit), a state its
+// frame, inv_line_call when p is that twin.
+func (b *Builder) At(tree *debugger.Tree, p debugger.Pos, via debugger.Action) (Frame, error) {
+	t := tree.T
+	switch {
+	case p.Index < 0:
+		return b.Exit(InvExitEntry), nil
+	case p.Index >= len(t.States):
+		k, err := ExitKind(t.Exit)
+		if err != nil {
+			return Frame{}, err
+		}
+		return b.Exit(k), nil
+	}
+	// The state itself: Tree.State names the twin's event inv_line_call,
+	// which lineCall says here.
+	return b.Frame(t.States[p.Index], p.LineCall, via)
+}
+
+// Stop returns the frame showing st, reached by action via: its exit
+// frame, or the frame of its state (inv_line_call, in an inverse
+// trajectory, when the stop is that twin).
+func (b *Builder) Stop(st debugger.Stop, via debugger.Action) (Frame, error) {
+	if st.IsExit() {
+		k, err := ExitOf(st.Exit)
+		if err != nil {
+			return Frame{}, err
+		}
+		return b.Exit(k), nil
+	}
+	s := st.State
+	lineCall := s.Event == debugger.KindInvLineCall
+	if lineCall {
+		s.Event = tracer.EventLine
+	}
+	return b.Frame(s, lineCall && b.inverse, via)
+}
+
 // Exit returns the exit frame of kind k and ends the trajectory.
 func (b *Builder) Exit(k Kind) Frame {
 	b.havePrev = false

@@ -103,17 +103,23 @@ func KindOf(s tracer.State, inverse, lineCall bool) (Kind, error) {
 	return k, nil
 }
 
-// ExitKind returns the exit frame kind of a forward trace's exit.
-func ExitKind(e tracer.Exit) (Kind, error) {
-	switch e.Kind {
-	case tracer.ExitNormal:
+// ExitKind returns the exit frame kind of a trace's exit (ExitOf its kind).
+func ExitKind(e tracer.Exit) (Kind, error) { return ExitOf(e.Kind) }
+
+// ExitOf returns the exit frame kind of an exit name, the inverse of
+// ExitName: a tracer exit kind (a trace that recorded none ended normally,
+// as debugger.Tree reads it) or inv_exit_entry, as debugger.Stop.Exit
+// holds them. It is the one conversion from an exit to the format's.
+func ExitOf(name string) (Kind, error) {
+	if name == "" {
 		return ExitNormal, nil
-	case tracer.ExitError:
-		return ExitError, nil
-	case tracer.ExitNever:
-		return ExitNever, nil
 	}
-	return "", fmt.Errorf("format: unknown exit %q", e.Kind)
+	for _, k := range []Kind{ExitNormal, ExitError, ExitNever, InvExitEntry} {
+		if k.ExitName() == name {
+			return k, nil
+		}
+	}
+	return "", fmt.Errorf("format: unknown exit %q", name)
 }
 
 // ExitName returns the exit an exit kind stands for: tracer.ExitNormal,

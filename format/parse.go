@@ -115,6 +115,30 @@ func ParseFrame(s string) (Frame, error) {
 	return Frame{}, fmt.Errorf("format: bad frame: %s", sc.describe())
 }
 
+// ParsePredicted reads the frame a predictor wrote for a step forwards or
+// backwards (inverse): a leading <|frame_sep|> is dropped, a text cut
+// before its terminator (a server stops at its stop sequence, which it
+// does not return) is read with the terminator added, and a frame of the
+// other direction is an error. The engines and ndb eval read predictions
+// with it.
+func ParsePredicted(text string, inverse bool) (Frame, error) {
+	text = strings.TrimPrefix(text, TokFrameSep)
+	var firstErr error
+	for _, t := range []string{text, text + TokActionSep, text + TokEndOfText, text + TokTraceEnd + TokEndOfText} {
+		f, err := ParseFrame(t)
+		if err == nil {
+			if f.Kind.Inverse() != inverse {
+				return Frame{}, fmt.Errorf("frame %s does not fit a %s step", f.Kind, map[bool]string{true: "backward", false: "forward"}[inverse])
+			}
+			return f, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	return Frame{}, firstErr
+}
+
 // State returns the tracer state a (non-exit) frame stands for, with the
 // given complete locals (see MergeLocals). Lineno, Function, Depth and Frame
 // are not in the text: the caller finds them from the source and the stack.

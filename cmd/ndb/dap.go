@@ -59,10 +59,7 @@ with an error and never ends the server. See docs/dap.md.`,
 		srv := dap.NewServer(reg, os.Stderr)
 		def := dapFlags.engine
 		if def == "" {
-			def = engine.Real
-			if haveDefaultModel() {
-				def = engine.Model
-			}
+			def = reg.Default() // the one policy: model when there is one, else real
 		}
 		srv.SetDefaultEngine(def)
 		// Workspace roots: the files a client may name. A listener's

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"ndb/engine"
 )
 
 // TestDebugModelEngineMarksAndRefuses: `ndb debug --engine model --batch`
@@ -15,7 +17,7 @@ import (
 // call of a function the program does not define, naming the exception
 // the real engine would end with.
 func TestDebugModelEngineMarksAndRefuses(t *testing.T) {
-	if !haveDefaultModel() {
+	if !engine.HaveDefaultModel() {
 		t.Skip("no default model")
 	}
 	dir := t.TempDir()

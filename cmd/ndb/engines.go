@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -11,13 +10,11 @@ import (
 	"ndb/debugger"
 	"ndb/engine"
 	"ndb/engine/openai"
-	"ndb/model/defaultmodel"
-	"ndb/model/infer"
 	"ndb/repl"
 	"ndb/tracer"
 )
 
-// engineFlags are the engine options shared by debug, dap and mcp.
+// engineFlags are the engine options shared by debug, dap, mcp and eval.
 type engineFlags struct {
 	model       string
 	openaiURL   string
@@ -48,22 +45,6 @@ func (f *engineFlags) options() engine.Options {
 	return o
 }
 
-// haveDefaultModel reports whether the model engine can start without
-// --model: a model is embedded or named by $NDB_MODEL.
-func haveDefaultModel() bool {
-	if os.Getenv(infer.ModelEnv) != "" {
-		return true
-	}
-	// Open, not defaultmodel.Bytes: that copies the whole file, at every
-	// start of every command.
-	f, err := defaultmodel.FS.Open(defaultmodel.FileName)
-	if err != nil {
-		return false
-	}
-	f.Close()
-	return true
-}
-
 // liveFlags are the limits of a live run (engine.Options.Live), shared by
 // debug, dap and mcp.
 type liveFlags struct {
@@ -77,7 +58,7 @@ const noTimeout = 100 * 365 * 24 * time.Hour
 
 func (f *liveFlags) add(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "how long one command may run the program before it is interrupted and stops where it is (real engine; 0: never)")
-	fs.IntVar(&f.maxEvents, "max-events", 0, fmt.Sprintf("events a whole run may record before it ends (exit never); 0: the default, %d on the real engine", engine.LiveMaxEvents))
+	fs.IntVar(&f.maxEvents, "max-events", 0, fmt.Sprintf("events a run may record before it ends (exit never; a c with no breakpoint records none); 0: the default, %d on the real engine", engine.LiveMaxEvents))
 }
 
 // limits returns base with the flags' limits.
@@ -92,47 +73,13 @@ func (f *liveFlags) limits(base tracer.Limits) (tracer.Limits, error) {
 	return base, nil
 }
 
-var debugEngineFlags engineFlags
-
-// Plug the model engines into `ndb debug` (cmd/ndb/debug.go's registry)
-// and make the model engine the default when a default model exists.
-func init() {
-	for _, name := range []string{engine.Model, engine.OpenAI, engine.CWMName} {
-		debugEngines[name] = func(ctx context.Context, p debugProgram) (debugger.Backend, func() error, error) {
-			opts := debugEngineFlags.options()
-			opts.Python = p.Python
-			opts.NoSandbox, opts.Limits = p.NoSandbox, p.Limits
-			e, err := engine.New(name, opts)
-			if err != nil {
-				return nil, nil, err
-			}
-			b, err := e.Open(ctx, p.Program)
-			if err != nil {
-				e.Close()
-				return nil, nil, err
-			}
-			return b, e.Close, nil
-		}
-	}
-	debugExtra = neuralCommands
-	debugEngineFlags.add(debugCmd.Flags(), false)
-	if f := debugCmd.Flags().Lookup("engine"); f != nil {
-		f.Usage = "engine that answers the commands: real (runs the program under the tracer), model (ndb's model predicts every state), openai or cwm (an OpenAI-compatible endpoint)"
-		if haveDefaultModel() {
-			debugDefaultEngine = engine.Model
-			f.DefValue = engine.Model
-			f.Value.Set(engine.Model)
-		}
-	}
-}
-
 // neuralCommands gives the terminal the session commands of package engine:
-// back on every engine; resample, set and verify on the model engines, with
-// a real engine (started on first use) behind verify.
-func neuralCommands(name string, p debugProgram) (*repl.Extra, func() error) {
+// back on every engine; resample, set and verify on the model engines
+// (name), with the registry's real engine behind verify, as in ndb dap.
+func neuralCommands(name string, reg *engine.Registry) *repl.Extra {
 	var real *engine.RealEngine
 	if name != engine.Real {
-		real = engine.NewReal(engine.Options{Python: p.Python, NoSandbox: p.NoSandbox, Limits: p.Limits, Workers: 1})
+		real = reg.Real() // its worker starts on first use
 	}
 	help := make([]repl.ExtraHelp, 0, len(engine.NeuralCommands))
 	for _, c := range engine.NeuralCommands {
@@ -144,11 +91,5 @@ func neuralCommands(name string, p debugProgram) (*repl.Extra, func() error) {
 		res, ok, err := engine.RunCommand(ctx, s, real, line)
 		return res.Message, res.Moved, ok, err
 	}
-	closeFn := func() error {
-		if real != nil {
-			return real.Close()
-		}
-		return nil
-	}
-	return &repl.Extra{Help: help, Run: run}, closeFn
+	return &repl.Extra{Help: help, Run: run}
 }

@@ -15,11 +15,11 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"ndb/dataset"
 	"ndb/debugger"
 	"ndb/engine"
-	"ndb/engine/openai"
 	"ndb/eval"
 	"ndb/model/infer"
 	"ndb/tracer"
@@ -44,6 +44,9 @@ type evalFlags struct {
 	// jumpSteps answers forward jumps by this many step_into predictions
 	// at most (engine.Neural.JumpSteps; 0: one prediction).
 	jumpSteps int
+	// rerankK is the model engine's rerank (infer.Rerank.K) at its default
+	// threshold; 0 turns it off (ablation).
+	rerankK int
 }
 
 func (f *evalFlags) add(cmd *cobra.Command) {
@@ -58,28 +61,25 @@ func (f *evalFlags) add(cmd *cobra.Command) {
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar")
 	fs.IntVar(&f.workers, "workers", 2, "tracer workers")
 	fs.BoolVar(&f.freeProgram, "free-program", false, "model engine: let predicted source lines and LOCALS keys be any text, not only the program's lines and names (ablation)")
+	fs.IntVar(&f.rerankK, "rerank-k", infer.DefaultRerank.K, fmt.Sprintf("model engine: frames sampled to rerank a greedy frame whose least token probability is below %g, as ndb debug does (0: plain greedy, ablation)", infer.DefaultRerank.Below))
 	fs.IntVar(&f.jumpSteps, "jump-steps", 0, "model and openai engines: answer step_over, step_return, breakpoint and continue by up to this many step_into predictions (test-time compute; 0: one prediction of the target)")
 }
 
-// evalEngines is what a run measures with: the engine, its predictor when
-// it has one (model, openai), and the real engine that traces contexts.
+// evalEngines is what a run measures with: the engine, from an
+// engine.Registry as ndb debug, dap and mcp get theirs (the model engine's
+// scored predictor with its rerank: the decoding users get), its predictor
+// when it predicts ndb's format (model, openai), and the registry's real
+// engine, which traces the contexts.
 type evalEngines struct {
+	reg    *engine.Registry
 	engine engine.Engine
 	pred   engine.Predictor
 	real   *engine.RealEngine
 }
 
-func (e *evalEngines) Close() {
-	if e.engine != nil && e.engine != engine.Engine(e.real) {
-		e.engine.Close()
-	}
-	if e.real != nil {
-		e.real.Close()
-	}
-}
+func (e *evalEngines) Close() { e.reg.Close() }
 
 func (f *evalFlags) engines() (*evalEngines, error) {
-	python := f.python
 	if err := f.sandbox.check(); err != nil {
 		return nil, err
 	}
@@ -87,52 +87,23 @@ func (f *evalFlags) engines() (*evalEngines, error) {
 		// the CruxEval scorer's sandbox reads only the environment
 		os.Setenv(tracer.UnsafeNoSandboxEnv, "1")
 	}
-	real := engine.NewReal(engine.Options{Python: python, Workers: f.workers, NoSandbox: f.sandbox.noSandbox,
-		Limits: tracer.Limits{MaxTraceBytes: f.sandbox.traceBytes()}})
-	out := &evalEngines{real: real}
-	switch name := strings.ToLower(strings.TrimSpace(f.engine)); name {
-	case engine.Real:
-		out.engine = real
-	case engine.Model, "":
-		var p *infer.Predictor
-		var err error
-		if f.model != "" {
-			p, err = infer.Load(f.model)
-		} else {
-			p, err = infer.Default()
-		}
-		if err != nil {
-			real.Close()
-			return nil, fmt.Errorf("engine model: %w", err)
-		}
-		out.pred = eval.InferPredictor{P: p, MaxTokens: f.maxTokens, FreeProgram: f.freeProgram}
-		out.engine = engine.NewNeuralEngine(engine.Model, out.pred, engine.Draw{}, false)
-	case engine.OpenAI:
-		cfg := openai.ConfigFromEnv()
-		if f.openaiURL != "" {
-			cfg.BaseURL = f.openaiURL
-		}
-		if f.openaiModel != "" {
-			cfg.Model = f.openaiModel
-		}
-		if f.openaiKey != "" {
-			cfg.APIKey = f.openaiKey
-		}
-		c, err := openai.New(cfg)
-		if err != nil {
-			real.Close()
-			return nil, err
-		}
-		out.pred = &engine.OpenAIPredictor{C: c}
-		out.engine = engine.NewNeuralEngine(engine.OpenAI, out.pred, engine.Draw{}, false)
-	default:
-		e, err := engine.New(name, f.options())
-		if err != nil {
-			real.Close()
-			return nil, err
-		}
-		out.engine = e
+	if f.rerankK < 0 {
+		return nil, errors.New("--rerank-k must not be negative (0: off)")
 	}
+	opts := f.options()
+	opts.Workers, opts.NoSandbox = f.workers, f.sandbox.noSandbox
+	opts.Limits = tracer.Limits{MaxTraceBytes: f.sandbox.traceBytes()}
+	opts.MaxTokens, opts.FreeProgram = f.maxTokens, f.freeProgram
+	rr := infer.DefaultRerank
+	rr.K = f.rerankK
+	opts.Rerank = &rr
+	reg := engine.NewRegistry(opts)
+	e, err := reg.Get(f.engine, "")
+	if err != nil {
+		reg.Close()
+		return nil, err
+	}
+	out := &evalEngines{reg: reg, engine: e, pred: engine.FormatPredictor(e), real: reg.Real()}
 	if f.jumpSteps > 0 {
 		e, err := engine.WithJumpSteps(out.engine, f.jumpSteps)
 		if err != nil {
@@ -154,6 +125,23 @@ func (f *evalFlags) bar(n int, what string) *progressbar.ProgressBar {
 		progressbar.OptionOnCompletion(func() { fmt.Fprintln(os.Stderr) }))
 }
 
+// openDump opens a --dump FILE before any work, so that a bad path costs
+// none; closeDump flushes and closes it. No path: a nil writer.
+func openDump(path string) (w io.Writer, closeDump func(), err error) {
+	if path == "" {
+		return nil, func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	bw := bufio.NewWriter(f)
+	return bw, func() {
+		bw.Flush()
+		f.Close()
+	}, nil
+}
+
 func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt)
 }
@@ -169,8 +157,9 @@ func evalCommand() *cobra.Command {
 
 func evalNextStateCommand() *cobra.Command {
 	var f evalFlags
-	var programs, source, dump string
-	var n, horizonN, perTrace, valPercent, limit int
+	var held heldOutFlags
+	var dump string
+	var n, horizonN, perTrace int
 	var pdbSemantics bool
 	cmd := &cobra.Command{
 		Use:   "next-state (--programs DIR | --source NAME[,NAME...])",
@@ -189,26 +178,20 @@ and --programs DIR alongside: --n examples per action are drawn from each, and t
 a table (JSON: "by_source") of each source's scores next to the overall ones.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if programs == "" && source == "" {
-				return errors.New("give --programs DIR or --source NAME[,NAME...] (or both)")
+			if err := held.check(); err != nil {
+				return err
 			}
 			if f.k == 1 || f.k < 0 {
 				return errors.New("--k is the number of samples for exact match@k: 0 (off) or at least 2")
 			}
-			var dumpTo io.Writer // opened first: a bad path costs no sampling
-			if dump != "" {
-				df, err := os.Create(dump)
-				if err != nil {
-					return err
-				}
-				defer df.Close()
-				dw := bufio.NewWriter(df)
-				defer dw.Flush()
-				dumpTo = dw
+			dumpTo, closeDump, err := openDump(dump)
+			if err != nil {
+				return err
 			}
+			defer closeDump()
 			ctx, cancel := signalContext()
 			defer cancel()
-			sets, err := programSets(f.dataDir, programs, source, int64(f.seed), valPercent, limit)
+			sets, err := held.sets(f.dataDir, int64(f.seed))
 			if err != nil {
 				return err
 			}
@@ -273,19 +256,13 @@ a table (JSON: "by_source") of each source's scores next to the overall ones.`,
 					fmt.Fprintf(os.Stderr, "report: %s\n", strings.Join(append([]string{filepath.Join(f.report, "nextstate.md")}, files...), ", "))
 				}
 			}
-			if f.json {
-				return printJSONLine(out)
-			}
-			fmt.Print(rep.Markdown())
-			return nil
+			return f.print(out, rep.Markdown())
 		},
 	}
 	f.add(cmd)
 	fs := cmd.Flags()
-	fs.StringVar(&programs, "programs", "", "folder of held-out .py scripts")
-	fs.StringVar(&source, "source", "", "held-out split of data sources, comma-separated: mbppplus, mbpp, humaneval, thealgorithms[-functions|-scripts], realworld[-functions|-scripts] (several: a per-source report)")
-	fs.IntVar(&valPercent, "val-percent", 5, "the validation percent training used (programs with hash % 100 below it are held out)")
-	fs.IntVar(&limit, "limit-programs", 0, "use at most this many held-out programs (0: all)")
+	held.add(fs, "held-out split of data sources, comma-separated: mbppplus, mbpp, humaneval, thealgorithms[-functions|-scripts], realworld[-functions|-scripts] (several: a per-source report)",
+		"use at most this many held-out programs (0: all)")
 	fs.IntVar(&n, "n", 800, "examples per action (per source when several)")
 	fs.IntVar(&horizonN, "horizon-n", 0, "horizon examples in all (0: none)")
 	fs.IntVar(&perTrace, "per-trace", 4, "trajectories sampled per trace and pass")
@@ -420,11 +397,7 @@ samples N candidates and reports pass@k, majority vote and forward self-consiste
 					return err
 				}
 			}
-			if f.json {
-				return printJSONLine(summary)
-			}
-			fmt.Print(eval.CruxMarkdown(reps))
-			return nil
+			return f.print(summary, eval.CruxMarkdown(reps))
 		},
 	}
 	f.add(cmd)
@@ -509,6 +482,16 @@ func writeReport(dir, name, markdown string, summary map[string]any) error {
 	return os.WriteFile(filepath.Join(dir, name+".json"), append(b, '\n'), 0o644)
 }
 
+// print writes a run's result: with --json the one JSON line, else the
+// Markdown table.
+func (f *evalFlags) print(summary map[string]any, markdown string) error {
+	if f.json {
+		return printJSONLine(summary)
+	}
+	fmt.Print(markdown)
+	return nil
+}
+
 func printJSONLine(v map[string]any) error {
 	b, err := json.Marshal(v) // encoding/json sorts map keys: stable output
 	if err != nil {
@@ -520,10 +503,31 @@ func printJSONLine(v map[string]any) error {
 
 func init() { rootCmd.AddCommand(evalCommand()) }
 
-// programSets are the held-out programs of an eval command: --programs
-// DIR (every .py file under it, as scripts) and each --source NAME's
-// held-out split (eval.HeldOut, with the source's trace rule).
-func programSets(dataDir, programs, source string, seed int64, valPercent, limit int) ([]eval.SourcePrograms, error) {
+// heldOutFlags choose the held-out programs of next-state and session.
+type heldOutFlags struct {
+	programs, source  string
+	valPercent, limit int
+}
+
+func (h *heldOutFlags) add(fs *pflag.FlagSet, sourceHelp, limitHelp string) {
+	fs.StringVar(&h.programs, "programs", "", "folder of held-out .py scripts")
+	fs.StringVar(&h.source, "source", "", sourceHelp)
+	fs.IntVar(&h.valPercent, "val-percent", 5, "the validation percent training used (programs with hash % 100 below it are held out)")
+	fs.IntVar(&h.limit, "limit-programs", 0, limitHelp)
+}
+
+func (h *heldOutFlags) check() error {
+	if h.programs == "" && h.source == "" {
+		return errors.New("give --programs DIR or --source NAME[,NAME...] (or both)")
+	}
+	return nil
+}
+
+// sets are the held-out programs of an eval command: --programs DIR (every
+// .py file under it, as scripts) and each --source NAME's held-out split
+// (eval.HeldOut, with the source's trace rule).
+func (h *heldOutFlags) sets(dataDir string, seed int64) ([]eval.SourcePrograms, error) {
+	programs, source, valPercent, limit := h.programs, h.source, h.valPercent, h.limit
 	var sets []eval.SourcePrograms
 	if programs != "" {
 		if st, err := os.Stat(programs); err != nil || !st.IsDir() {
@@ -571,8 +575,9 @@ func programSets(dataDir, programs, source string, seed int64, valPercent, limit
 
 func evalSessionCommand() *cobra.Command {
 	var f evalFlags
-	var programs, source, dump string
-	var sessions, stops, valPercent, limit int
+	var held heldOutFlags
+	var dump string
+	var sessions, stops int
 	cmd := &cobra.Command{
 		Use:   "session (--programs DIR | --source NAME[,NAME...])",
 		Short: "Whole-session accuracy: random pdb command sequences, the engine against the real program",
@@ -587,26 +592,20 @@ of them) and value, or the same exit (docs/eval.md). Programs: as for next-state
 		Example: `  ndb eval session --programs eval/scripts --source thealgorithms-scripts,realworld-scripts --sessions 30`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if programs == "" && source == "" {
-				return errors.New("give --programs DIR or --source NAME[,NAME...] (or both)")
+			if err := held.check(); err != nil {
+				return err
 			}
 			if sessions <= 0 || stops <= 0 {
 				return errors.New("--sessions and --stops must be positive")
 			}
-			var dumpTo io.Writer // opened first: a bad path costs no run
-			if dump != "" {
-				df, err := os.Create(dump)
-				if err != nil {
-					return err
-				}
-				defer df.Close()
-				dw := bufio.NewWriter(df)
-				defer dw.Flush()
-				dumpTo = dw
+			dumpTo, closeDump, err := openDump(dump)
+			if err != nil {
+				return err
 			}
+			defer closeDump()
 			ctx, cancel := signalContext()
 			defer cancel()
-			sets, err := programSets(f.dataDir, programs, source, int64(f.seed), valPercent, limit)
+			sets, err := held.sets(f.dataDir, int64(f.seed))
 			if err != nil {
 				return err
 			}
@@ -635,19 +634,13 @@ of them) and value, or the same exit (docs/eval.md). Programs: as for next-state
 					return err
 				}
 			}
-			if f.json {
-				return printJSONLine(out)
-			}
-			fmt.Print(rep.Markdown())
-			return nil
+			return f.print(out, rep.Markdown())
 		},
 	}
 	f.add(cmd)
 	fs := cmd.Flags()
-	fs.StringVar(&programs, "programs", "", "folder of held-out .py scripts")
-	fs.StringVar(&source, "source", "", "held-out split of data sources, comma-separated (as for next-state; realworld, thealgorithms-scripts, ...)")
-	fs.IntVar(&valPercent, "val-percent", 5, "the validation percent training used (programs with hash % 100 below it are held out)")
-	fs.IntVar(&limit, "limit-programs", 0, "use at most this many held-out programs per source (0: all)")
+	held.add(fs, "held-out split of data sources, comma-separated (as for next-state; realworld, thealgorithms-scripts, ...)",
+		"use at most this many held-out programs per source (0: all)")
 	fs.IntVar(&sessions, "sessions", 30, "sessions per source")
 	fs.IntVar(&stops, "stops", 10, "commands per session (fewer when the program ends)")
 	fs.IntVar(&f.maxTokens, "max-tokens", 0, "model engine: token budget of one predicted frame (0: the runtime's default, 384)")

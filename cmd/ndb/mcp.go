@@ -75,10 +75,7 @@ engine's sessions are live: evaluate runs in the program where it is stopped. Se
 		defer reg.Close()
 		def := mcpFlags.engine
 		if def == "" {
-			def = engine.Real
-			if haveDefaultModel() {
-				def = engine.Model
-			}
+			def = reg.Default() // the one policy: model when there is one, else real
 		}
 		srv := mcp.NewServer(reg, def)
 		srv.SetWorkspace(ws)
