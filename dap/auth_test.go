@@ -83,7 +83,7 @@ func TestPreAuthBody(t *testing.T) {
 	for {
 		m := d.read()
 		if r, ok := m.(godap.ResponseMessage); ok && r.GetResponse().RequestSeq == 1 && r.GetResponse().Command == "setBreakpoints" {
-			if r.GetResponse().Success || !strings.Contains(r.GetResponse().Message, "more than the limit") {
+			if r.GetResponse().Success || !strings.Contains(r.GetResponse().Message, "over the limit") {
 				t.Errorf("2 MB of breakpoints after the token: %+v", r.GetResponse())
 			}
 			break

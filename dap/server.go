@@ -80,6 +80,23 @@ type LaunchArgs struct {
 	// still work, until the client disconnects.
 	TerminateAtEnd bool   `json:"terminateAtEnd"`
 	Token          string `json:"token"` // the server's token (ndb dap --listen prints it)
+	// Console is where the program's input and output go: only
+	// "internalConsole" (the Debug Console, the default) is possible; for
+	// "integratedTerminal" and "externalTerminal" the launch says why not
+	// (consoleNotice).
+	Console string `json:"console"`
+}
+
+// consoleNotice is the output event text for a launch whose console ndb
+// cannot give (docs/dap.md, "The program's input"), "" when it can.
+func consoleNotice(console string) string {
+	switch console {
+	case "", "internalConsole":
+		return ""
+	case "integratedTerminal", "externalTerminal":
+		return fmt.Sprintf("ndb: \"console\": %q is not supported: the program runs inside ndb's sandbox, not as a process the terminal could start (no runInTerminal), so its output is shown here and its stdin is empty (input() raises EOFError). For a program that reads its input, run `ndb debug --engine real FILE` in a terminal, or `ndb debug --stdin FILE`.\n", console)
+	}
+	return fmt.Sprintf("ndb: \"console\": unknown value %q (internalConsole is used)\n", console)
 }
 
 // Serve runs one DAP session over r and w until the client disconnects or
@@ -563,6 +580,9 @@ func (c *conn) onLaunch(ctx context.Context, r *godap.LaunchRequest) error {
 	c.fileLines = len(debugger.SourceLines(string(src)))
 	c.lineBreaks = nil
 	c.send(&godap.LaunchResponse{Response: c.response(r)})
+	if n := consoleNotice(a.Console); n != "" {
+		c.output("important", n)
+	}
 	// A live run's output is an output event as it is written (events
 	// after terminated are dropped by send).
 	c.streamed = sess.SetOutput(func(s string) { c.output("stdout", s) })

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"io"
+	"regexp"
 	"slices"
+	"strconv"
 
 	"ndb/tracer"
 )
@@ -34,7 +36,36 @@ type (
 	Restarter interface {
 		Restart(ctx context.Context) (Stop, error)
 	}
+	// ArgsRestarter runs the program anew with other arguments.
+	ArgsRestarter interface {
+		RestartWith(ctx context.Context, args []string) (Stop, error)
+	}
 )
+
+// RunArgs are the arguments the last RestartWith gave the program (pdb's
+// sys.argv[1:] after `run ARGS`); nil when none was given.
+func (s *Session) RunArgs() []string {
+	if tb, ok := s.b.(*TraceBackend); ok && tb.live != nil {
+		return slices.Clone(tb.live.args)
+	}
+	return nil
+}
+
+// RestartWith starts the program again as Restart does, with args as its
+// sys.argv[1:] (pdb's `run ARGS`; later restarts keep them); refused where
+// the backend cannot run the program anew.
+func (s *Session) RestartWith(ctx context.Context, args []string) (Stop, error) {
+	r, ok := s.b.(ArgsRestarter)
+	if !ok {
+		return s.Current(), errors.New("restart with arguments needs the real engine (a model's predictions are of one run)")
+	}
+	st, err := r.RestartWith(ctx, args)
+	if err != nil {
+		return s.Current(), err
+	}
+	s.history = []Step{{Stop: st}}
+	return st, nil
+}
 
 // Eval evaluates src in the program, as pdb's p (tracer.EvalExpr), pp
 // (EvalPretty) and ! (EvalExec) do: in the frame level frames below the
@@ -128,6 +159,9 @@ func (s *Session) PostMortem() (PostMortem, bool) {
 		return PostMortem{}, false
 	}
 	t := tb.tr.T
+	if t.Exit.Reason == "sys.exit" { // pdb: no post-mortem for SystemExit (see ExitNote)
+		return PostMortem{}, false
+	}
 	chain := exceptionChain(t)
 	if len(chain) == 0 {
 		return PostMortem{}, false
@@ -163,3 +197,22 @@ func exceptionChain(t *tracer.Trace) []int {
 	}
 	return chain
 }
+
+// ExitNote is what pdb says when the program ends by sys.exit() ("The
+// program exited via sys.exit(). Exit status: N"), at the exit of a real
+// run that ended so; false otherwise. pdb then restarts the program; ndb
+// stays at the exit, where reverse commands go on (restart runs it anew).
+func (s *Session) ExitNote() (string, bool) {
+	cur := s.Current()
+	tb, ok := s.b.(*TraceBackend)
+	if !ok || !cur.IsExit() || cur.Exit == ExitInvEntry || tb.tr.T.Exit.Reason != "sys.exit" {
+		return "", false
+	}
+	status := strconv.Itoa(tb.tr.T.Exit.Code)
+	if m := sysExitArg.FindStringSubmatch(tb.tr.T.Exit.Error); m != nil {
+		status = m[1] // sys.exit('message'): pdb shows the argument
+	}
+	return "The program exited via sys.exit(). Exit status: " + status, true
+}
+
+var sysExitArg = regexp.MustCompile(`^SystemExit\('(.*)'\)$`)

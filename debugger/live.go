@@ -3,6 +3,9 @@ package debugger
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -49,6 +52,24 @@ type liveRun struct {
 
 	out     func(string)
 	pending strings.Builder // output before SetOutput, bounded by the tracer's output limit
+
+	// conds are the breakpoint conditions evaluated in this run's frames,
+	// by state index and condition: a command that replays the recorded
+	// past (a forward command from a stop reached backwards, a reverse
+	// continue) finds their values here.
+	conds map[condKey]condValue
+	// args are the arguments of the last `run ARGS` (nil: the program's own)
+	args []string
+}
+
+type condKey struct {
+	index int
+	cond  string
+}
+
+type condValue struct {
+	ok  bool
+	err error
 }
 
 // NewLiveBackend starts a live run with start and returns a backend over
@@ -68,6 +89,7 @@ func NewLiveBackend(ctx context.Context, start StartRun, close func() error) (*T
 func (b *TraceBackend) startRun(ctx context.Context) error {
 	l := b.live
 	l.pending.Reset() // a new run's output starts afresh
+	l.conds = map[condKey]condValue{}
 	run, err := l.start(ctx, b.write)
 	if err != nil {
 		return err
@@ -109,6 +131,47 @@ func (b *TraceBackend) more(p tracer.Pause) (interrupted, ok bool) {
 	reason, paused := l.run.Paused()
 	interrupted = paused && !l.run.Ended() && (reason == tracer.PauseInterrupt || reason == tracer.PauseTimeout || l.forced != "")
 	return interrupted, l.err == nil && !l.run.Ended()
+}
+
+// condAt is a breakpoint condition's value at state k of the live run, as
+// bdb's effective() evaluates it: eval(cond) in the frame, true when
+// truthy; an exception is an error (the breakpoint then stops). It is
+// evaluated where the program waits at k (and remembered), else known only
+// if it was evaluated there before.
+func (b *TraceBackend) condAt(k int, cond string) (ok, known bool, err error) {
+	l := b.live
+	key := condKey{k, cond}
+	if v, found := l.conds[key]; found {
+		return v.ok, true, v.err
+	}
+	if l.err != nil || l.run.Ended() || k != len(b.tr.T.States)-1 {
+		return false, false, nil
+	}
+	if _, paused := l.run.Paused(); !paused {
+		return false, false, nil
+	}
+	ctx := l.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	// The newline ends a comment the condition may carry.
+	res, e := l.run.Eval(ctx, 0, "bool(("+cond+"\n))", tracer.EvalExpr)
+	if e != nil {
+		return false, false, nil
+	}
+	// what the condition printed comes before the value: it is the
+	// program's output, as under pdb
+	text := res.Text
+	if i := strings.LastIndexByte(text, '\n'); res.OK && i >= 0 {
+		b.write(text[:i+1])
+		text = text[i+1:]
+	}
+	v := condValue{ok: res.OK && text == "True"}
+	if !res.OK {
+		v.err = fmt.Errorf("condition %q: %s", cond, res.Text)
+	}
+	l.conds[key] = v
+	return v.ok, true, v.err
 }
 
 // runToEnd lets a live run go on to its end (or its interrupt, or a limit).
@@ -235,10 +298,34 @@ func (b *TraceBackend) Interrupt() {
 	}
 }
 
+// runArgsKey carries a restart's arguments to the engine's StartRun.
+type runArgsKey struct{}
+
+// RunArgs are the program arguments (sys.argv[1:]) a StartRun must run
+// the program with, when a restart asked for them (pdb's `run ARGS`);
+// false: the program's own.
+func RunArgs(ctx context.Context) ([]string, bool) {
+	a, ok := ctx.Value(runArgsKey{}).([]string)
+	return a, ok
+}
+
+// RestartWith implements ArgsRestarter: the program starts again with
+// args as sys.argv[1:], and later restarts keep them (pdb's sys.argv).
+func (b *TraceBackend) RestartWith(ctx context.Context, args []string) (Stop, error) {
+	if b.live == nil {
+		return Stop{}, errors.New("restart with arguments needs a live session of the real engine (a recorded trace is one run)")
+	}
+	b.live.args = append([]string{}, args...)
+	return b.Restart(ctx)
+}
+
 // Restart implements Restarter: the program starts again in a new run.
 func (b *TraceBackend) Restart(ctx context.Context) (Stop, error) {
 	if b.live == nil {
 		return b.Start(ctx)
+	}
+	if b.live.args != nil {
+		ctx = context.WithValue(ctx, runArgsKey{}, b.live.args)
 	}
 	b.live.run.Close()
 	if err := b.startRun(ctx); err != nil {
@@ -258,4 +345,30 @@ func (b *TraceBackend) Close() error {
 		b.live.close = nil
 	}
 	return err
+}
+
+// WithRunArgs is p with the arguments of ctx's restart (RunArgs), if any:
+// what a StartRun runs. A program without a Context gets one (its folder
+// is then the file's: Path must name it).
+func WithRunArgs(ctx context.Context, p tracer.Program) tracer.Program {
+	args, ok := RunArgs(ctx)
+	if !ok {
+		return p
+	}
+	c := tracer.Context{}
+	if p.Context != nil {
+		c = *p.Context
+	}
+	c.Args = args
+	p.Context = &c
+	return p
+}
+
+// RandomHashSeed is a PYTHONHASHSEED drawn at random: a live session's
+// (tracer.Options.HashSeed), so that hash() and the order of sets of
+// strings vary between sessions as between runs of python3, while the
+// session's restarts keep its seed (as restarts under one pdb do) and its
+// recorded trace answers reverse commands without a re-run.
+func RandomHashSeed() string {
+	return strconv.FormatUint(uint64(rand.Uint32()), 10)
 }

@@ -127,7 +127,8 @@ func (sim *pdbSim) have(k int) bool {
 // anywhere: every event.
 func (sim *pdbSim) pause() tracer.Pause {
 	p := tracer.Pause{Depth: -1}
-	if sim.tracingOff {
+	if sim.tracingOff { // set_continue's sys.settrace(None): nothing recorded (tracebackend.go, recordPast)
+		p.Untraced = true
 		return p
 	}
 	if sim.stopframe == frameNone {
@@ -150,12 +151,13 @@ func (sim *pdbSim) pause() tracer.Pause {
 	return p
 }
 
-// breakHere is bdb's break_here (with effective and checkfuncname) for a
-// line event: a breakpoint at the line, or a function breakpoint at the
-// frame's co_firstlineno whose function is at its first executable line;
-// a condition that holds or cannot be evaluated (pdb then stops and keeps a
-// temporary breakpoint); a temporary breakpoint that stops is marked done.
-func (sim *pdbSim) breakHere(s *tracer.State, breaks map[int]bool) bool {
+// breakHere is bdb's break_here for line event k: a breakpoint at the
+// line, or a function breakpoint at the frame's co_firstlineno whose
+// function is at its first executable line, chosen by effective (hits,
+// ignore counts, conditions); a temporary breakpoint that stops with its
+// condition true is marked done (cleared after the command).
+func (sim *pdbSim) breakHere(k int, breaks map[int]bool) bool {
+	s := &sim.tr.T.States[k]
 	if sim.bps == nil {
 		return breaks[s.Lineno]
 	}
@@ -166,49 +168,74 @@ func (sim *pdbSim) breakHere(s *tracer.State, breaks map[int]bool) bool {
 			return false
 		}
 	}
-	for _, b := range sim.bps {
-		if b.Line != line || b.done {
-			continue
+	at := func(b *BreakSpec) bool {
+		if b.Line != line {
+			return false
 		}
 		if b.Func == "" {
-			if b.Line != s.Lineno {
-				continue
-			}
-		} else {
-			if s.Function != b.Func {
-				continue
-			}
-			if b.funcFirst == 0 {
-				b.funcFirst = s.Lineno
-			}
-			if b.funcFirst != s.Lineno {
-				continue
-			}
+			return b.Line == s.Lineno
 		}
-		if b.stops(s.Locals) {
-			return true
+		if s.Function != b.Func { // bdb's checkfuncname
+			return false
 		}
+		if b.funcFirst == 0 {
+			b.funcFirst = s.Lineno
+		}
+		return b.funcFirst == s.Lineno
 	}
-	return false
+	bp, flag := effective(sim.bps, at, func(b *BreakSpec) (bool, error) { return b.evalAt(k, s.Locals) })
+	if bp == nil {
+		return false
+	}
+	if flag && bp.Temp {
+		bp.done = true
+	}
+	return true
 }
 
-// stops is bdb's condition check for a breakpoint reached with locals: no
-// condition, or one that holds, stops and marks a temporary breakpoint for
-// clearing; a condition that cannot be evaluated stops and keeps it, as in
-// pdb.
-func (b *BreakSpec) stops(locals tracer.Locals) bool {
+// effective is bdb's effective(): the first enabled breakpoint of bps
+// that is at the place (at) and stops. Each one reached counts a hit; an
+// ignore count is spent on a hit whose condition holds; a condition that
+// cannot be evaluated stops whatever the ignore count, and flag is then
+// false (a temporary breakpoint is kept, as a hint to the user).
+func effective(bps []*BreakSpec, at func(*BreakSpec) bool, cond func(*BreakSpec) (bool, error)) (bp *BreakSpec, flag bool) {
+	for _, b := range bps {
+		if b.Disabled || b.done || !at(b) {
+			continue
+		}
+		b.Hits++
+		if b.Cond != "" {
+			ok, err := cond(b)
+			if err != nil {
+				return b, false
+			}
+			if !ok {
+				continue
+			}
+		}
+		if b.Ignore > 0 {
+			b.Ignore--
+			continue
+		}
+		return b, true
+	}
+	return nil, false
+}
+
+// evalAt evaluates b's condition at state k with these locals: in the
+// live frame (a Python expression, pdb's eval) when the program waits at
+// k or the live run evaluated it there before, else over the reprs
+// (Condition); an error means it could not be evaluated (bdb then stops).
+func (b *BreakSpec) evalAt(k int, locals tracer.Locals) (bool, error) {
+	if b.live != nil && k >= 0 {
+		if ok, known, err := b.live(k, b.Cond); known {
+			return ok, err
+		}
+	}
 	if b.cond == nil {
-		b.done = b.Temp
-		return true
+		return true, fmt.Errorf("condition %q: the program does not wait at this state, and it is not of a form ndb evaluates over the recorded values (%s)", b.Cond, ConditionHelp)
 	}
-	ok, err := b.cond.Eval(locals)
-	if err != nil {
-		return true
-	}
-	if ok {
-		b.done = b.Temp
-	}
-	return ok
+	return b.cond.Eval(locals)
 }
 
 // pdbStart runs a fresh debugger to its first stop: the first line event of
@@ -446,7 +473,7 @@ func (sim *pdbSim) run(from int, breaks map[int]bool, lastStop int) int {
 				return k
 			}
 		case tracer.EventLine:
-			if sim.traced[s.Frame] && (sim.stopHere(s) || sim.breakHere(s, breaks)) {
+			if sim.traced[s.Frame] && (sim.stopHere(s) || sim.breakHere(k, breaks)) {
 				return k
 			}
 		case tracer.EventReturn:
@@ -535,7 +562,18 @@ type breakpointBackend interface {
 // the latest earlier line where one of them would stop (conditions
 // evaluated, temporary ones kept); other commands are Next's.
 func (b *TraceBackend) nextWith(ctx context.Context, history []Step, cmd Command, bps []*BreakSpec) (Stop, error) {
-	return b.answering(ctx)(b.nextWithBreaks(ctx, history, cmd, bps))
+	done := b.answering(ctx)
+	if b.live != nil { // conditions are evaluated in the live frames while the command runs
+		for _, bp := range bps {
+			bp.live = b.condAt
+		}
+		defer func() {
+			for _, bp := range bps {
+				bp.live = nil
+			}
+		}()
+	}
+	return done(b.nextWithBreaks(ctx, history, cmd, bps))
 }
 
 func (b *TraceBackend) nextWithBreaks(ctx context.Context, history []Step, cmd Command, bps []*BreakSpec) (Stop, error) {
@@ -544,6 +582,17 @@ func (b *TraceBackend) nextWithBreaks(ctx context.Context, history []Step, cmd C
 	}
 	p, ok := b.PosOf(history[len(history)-1].Stop)
 	n := len(b.tr.T.States)
+	if ok && p.Index < 0 && cmd.Action == Continue && !cmd.Reverse() {
+		// c from before the start: the program starts again, and goes on
+		// from its first stop unless a breakpoint holds it there (as the
+		// session's loop over the other engines' stops does)
+		start, err := b.next(ctx, history, cmd)
+		if err != nil || start.IsExit() || start.Event != tracer.EventLine || breakOn(bps, start.Lineno) {
+			return start, err
+		}
+		history = append(history[:len(history):len(history)], Step{Command: cmd, Stop: start})
+		p, _ = b.PosOf(start)
+	}
 	if !ok || cmd.Action == Breakpoint || p.Index < 0 || p.Index >= n && !cmd.Reverse() {
 		return b.next(ctx, history, cmd)
 	}
@@ -554,7 +603,14 @@ func (b *TraceBackend) nextWithBreaks(ctx context.Context, history []Step, cmd C
 		if cmd.Action != Continue {
 			return b.next(ctx, history, cmd)
 		}
+		if err := b.recordPast(ctx, history[len(history)-1].Stop); err != nil { // replay.go
+			return Stop{}, err
+		}
+		p, _ = b.PosOf(history[len(history)-1].Stop)
 		q := b.reverseContinueWith(p, NewReverseContinue(nil, bps))
+		if err := b.backTo(q); err != nil {
+			return Stop{}, err
+		}
 		b.remember(len(history)+1, q, nil)
 		return b.StopAt(q), nil
 	}
@@ -563,6 +619,11 @@ func (b *TraceBackend) nextWithBreaks(ctx context.Context, history []Step, cmd C
 		breaks[bp.Line] = true
 	}
 	return b.runPdb(history, p, cmd, breaks, bps)
+}
+
+// breakOn reports whether an enabled breakpoint of bps is on line.
+func breakOn(bps []*BreakSpec, line int) bool {
+	return slices.ContainsFunc(bps, func(bp *BreakSpec) bool { return bp.Line == line && !bp.Disabled })
 }
 
 // reverseContinueWith is where a reverse continue from p stops by rule r
@@ -574,6 +635,7 @@ func (b *TraceBackend) reverseContinueWith(p Pos, r *ReverseContinue) Pos {
 	}
 	states := b.tr.T.States
 	for k := min(from, len(states)-1); k >= 0; k-- {
+		r.at = k
 		if back := r.Met(states[k]); back >= 0 {
 			return Pos{Index: k + back}
 		}
@@ -718,16 +780,22 @@ type ReverseContinue struct {
 	lines map[int]bool
 	bps   []*BreakSpec
 	later *tracer.State // the state met just before (later in time), if any
+	// at is the trace index of the state Met is given, when the caller
+	// walks a trace (a live run's condition values are known by index);
+	// -1 otherwise.
+	at int
 }
 
 // NewReverseContinue is the rule for breakpoints at lines (bps nil) or bps.
 func NewReverseContinue(lines []int, bps []*BreakSpec) *ReverseContinue {
-	r := &ReverseContinue{lines: map[int]bool{}, bps: bps}
+	r := &ReverseContinue{lines: map[int]bool{}, bps: bps, at: -1}
 	for _, l := range lines {
 		r.lines[l] = true
 	}
 	for _, b := range bps {
-		r.lines[b.Line] = true
+		if !b.Disabled {
+			r.lines[b.Line] = true
+		}
 	}
 	return r
 }
@@ -741,7 +809,7 @@ func (r *ReverseContinue) Met(s tracer.State) int {
 	if s.Event == tracer.EventCall && later != nil && later.Event == tracer.EventLine &&
 		later.Function == s.Function && later.Depth == s.Depth && later.Frame == s.Frame {
 		for _, b := range r.bps {
-			if b.Func == s.Function && b.Line == s.Lineno && b.holds(later.Locals) {
+			if b.Func == s.Function && b.Line == s.Lineno && !b.Disabled && b.holds(r.at+1, later.Locals) {
 				return 1
 			}
 		}
@@ -753,20 +821,21 @@ func (r *ReverseContinue) Met(s tracer.State) int {
 		return 0
 	}
 	for _, b := range r.bps {
-		if b.Func == "" && b.Line == s.Lineno && b.holds(s.Locals) {
+		if b.Func == "" && b.Line == s.Lineno && !b.Disabled && b.holds(r.at, s.Locals) {
 			return 0
 		}
 	}
 	return -1
 }
 
-// holds is bdb's condition check without its side effect (a temporary
-// breakpoint is not marked): no condition, one that holds, or one that
-// cannot be evaluated (pdb then stops).
-func (b *BreakSpec) holds(locals tracer.Locals) bool {
-	if b.cond == nil {
+// holds is bdb's condition check at state k (-1: unknown) without its
+// side effects (no hit counted, no ignore count spent, a temporary
+// breakpoint not marked): no condition, one that holds, or one that cannot
+// be evaluated (pdb then stops).
+func (b *BreakSpec) holds(k int, locals tracer.Locals) bool {
+	if b.Cond == "" {
 		return true
 	}
-	ok, err := b.cond.Eval(locals)
+	ok, err := b.evalAt(k, locals)
 	return ok || err != nil
 }

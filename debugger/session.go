@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
 	"ndb/tracer"
 )
@@ -170,6 +172,7 @@ type Session struct {
 	lines   []string
 	breaks  map[int]bool
 	bps     []*BreakSpec // every breakpoint, in the order set (breaks: their lines)
+	lastNum int          // the last breakpoint number given
 	history []Step
 }
 
@@ -212,7 +215,8 @@ func (s *Session) Line(n int) string {
 	return s.lines[n-1]
 }
 
-// SetBreak sets a line breakpoint, refusing lines pdb refuses.
+// SetBreak sets a line breakpoint, refusing lines pdb refuses; a plain
+// breakpoint already at the line is kept (no second one).
 func (s *Session) SetBreak(line int) error {
 	if why := CheckBreakLine(s.b.Source(), line); why != "" {
 		return fmt.Errorf("line %d: %s", line, why)
@@ -222,19 +226,49 @@ func (s *Session) SetBreak(line int) error {
 			return nil
 		}
 	}
-	s.bps = append(s.bps, &BreakSpec{Line: line})
-	s.breaks[line] = true
+	s.add(&BreakSpec{Line: line})
 	return nil
+}
+
+// add numbers bp (pdb's numbers: from 1, never reused in a session, kept
+// across restarts) and sets it.
+func (s *Session) add(bp *BreakSpec) {
+	s.lastNum++
+	bp.Number = s.lastNum
+	s.bps = append(s.bps, bp)
+	s.breaks[bp.Line] = true
+}
+
+// reindex rebuilds the breakpoint lines from the breakpoints (bdb keeps a
+// line while any breakpoint is there, enabled or not).
+func (s *Session) reindex() {
+	s.breaks = map[int]bool{}
+	for _, b := range s.bps {
+		s.breaks[b.Line] = true
+	}
 }
 
 // ClearBreak removes the breakpoints at line (of every kind).
 func (s *Session) ClearBreak(line int) error {
+	_, err := s.ClearLine(line)
+	return err
+}
+
+// ClearLine removes the breakpoints at line (pdb's `cl FILE:LINE`) and
+// returns them, in the order they were set.
+func (s *Session) ClearLine(line int) ([]BreakSpec, error) {
 	if !s.breaks[line] {
-		return fmt.Errorf("no breakpoint at line %d", line)
+		return nil, fmt.Errorf("There is no breakpoint at line %d", line)
 	}
-	s.bps = slices.DeleteFunc(s.bps, func(b *BreakSpec) bool { return b.Line == line })
-	delete(s.breaks, line)
-	return nil
+	var gone []BreakSpec
+	s.bps = slices.DeleteFunc(s.bps, func(b *BreakSpec) bool {
+		if b.Line == line {
+			gone = append(gone, *b)
+		}
+		return b.Line == line
+	})
+	s.reindex()
+	return gone, nil
 }
 
 // ClearBreaks removes every breakpoint.
@@ -248,6 +282,98 @@ func (s *Session) Breaks() []int {
 	}
 	sort.Ints(out)
 	return out
+}
+
+// activeBreaks lists the lines with an enabled breakpoint, in order: the
+// lines a backend without pdb's breakpoint logic stops at.
+func (s *Session) activeBreaks() []int {
+	var out []int
+	for _, l := range s.Breaks() {
+		if slices.ContainsFunc(s.bps, func(b *BreakSpec) bool { return b.Line == l && !b.Disabled }) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// breakNumber is bdb's get_bpbynumber: the breakpoint numbered arg, or
+// pdb's error.
+func (s *Session) breakNumber(arg string) (*BreakSpec, error) {
+	arg = strings.TrimSpace(arg)
+	if arg == "" {
+		return nil, errors.New("Breakpoint number expected")
+	}
+	n, err := strconv.Atoi(arg)
+	if err != nil {
+		return nil, fmt.Errorf("Non-numeric breakpoint number %s", arg)
+	}
+	if n < 1 || n > s.lastNum {
+		return nil, fmt.Errorf("Breakpoint number %d out of range", n)
+	}
+	for _, b := range s.bps {
+		if b.Number == n {
+			return b, nil
+		}
+	}
+	return nil, fmt.Errorf("Breakpoint %d already deleted", n)
+}
+
+// BreakNumbered is the breakpoint numbered arg (a decimal number as pdb's
+// commands take it); the error is pdb's.
+func (s *Session) BreakNumbered(arg string) (BreakSpec, error) {
+	b, err := s.breakNumber(arg)
+	if err != nil {
+		return BreakSpec{}, err
+	}
+	return *b, nil
+}
+
+// ClearNumber removes the breakpoint numbered arg (pdb's `cl N`).
+func (s *Session) ClearNumber(arg string) (BreakSpec, error) {
+	b, err := s.breakNumber(arg)
+	if err != nil {
+		return BreakSpec{}, err
+	}
+	s.bps = slices.DeleteFunc(s.bps, func(x *BreakSpec) bool { return x == b })
+	s.reindex()
+	return *b, nil
+}
+
+// SetCondition is pdb's `condition N [COND]`: COND replaces the
+// breakpoint's condition ("" removes it). A condition is checked as
+// AddBreak checks one.
+func (s *Session) SetCondition(arg, cond string) (BreakSpec, error) {
+	b, err := s.breakNumber(arg)
+	if err != nil {
+		return BreakSpec{}, err
+	}
+	c, text, err := s.parseCond(cond)
+	if err != nil {
+		return BreakSpec{}, err
+	}
+	b.cond, b.Cond = c, text
+	return *b, nil
+}
+
+// SetIgnore is pdb's `ignore N COUNT`: the next COUNT crossings of the
+// breakpoint (with its condition true) do not stop.
+func (s *Session) SetIgnore(arg string, count int) (BreakSpec, error) {
+	b, err := s.breakNumber(arg)
+	if err != nil {
+		return BreakSpec{}, err
+	}
+	b.Ignore = max(count, 0)
+	return *b, nil
+}
+
+// EnableBreak is pdb's enable N (on) and disable N (off).
+func (s *Session) EnableBreak(arg string, on bool) (BreakSpec, error) {
+	b, err := s.breakNumber(arg)
+	if err != nil {
+		return BreakSpec{}, err
+	}
+	b.Disabled = !on
+	return *b, nil
 }
 
 // ErrAmendStart is returned by Amend at the start: the first stop is the
@@ -333,7 +459,7 @@ func (s *Session) Do(ctx context.Context, cmd Command) (Stop, error) {
 	if cur.IsExit() && backward && cur.Exit == ExitInvEntry {
 		return cur, ErrAtStart
 	}
-	cmd.Breaks = s.Breaks()
+	cmd.Breaks = s.activeBreaks()
 	if bb, ok := s.b.(breakpointBackend); ok && s.richBreaks() && cmd.Action != Breakpoint && (!backward || cmd.Action == Continue) {
 		// The backend runs pdb's break_here itself (conditions, tbreak, functions).
 		st, err := bb.nextWith(ctx, s.history, cmd, s.bps)
@@ -462,51 +588,102 @@ func (s *Session) Args() (tracer.Locals, bool) {
 
 // BreakSpec is one of pdb's breakpoints: at a line, or (Func set) at the
 // first line a function executes, as pdb's `b FUNC` (Line is then the
-// function's co_firstlineno, where pdb lists it); with a condition (see
-// Condition for the forms ndb evaluates); temporary (tbreak: cleared when
-// it stops the program). Plain line breakpoints are SetBreak's.
+// function's co_firstlineno, where pdb lists it); with a condition (a
+// Python expression evaluated in the live frame on the real engine's live
+// sessions; elsewhere one of Condition's forms over the reprs); temporary
+// (tbreak: cleared when it stops the program). Number, Hits, Ignore and
+// Disabled are bdb's number, hits, ignore and (not) enabled.
 type BreakSpec struct {
 	Line int    `json:"line"`
 	Cond string `json:"cond,omitempty"`
 	Temp bool   `json:"temp,omitempty"`
 	Func string `json:"func,omitempty"`
 
+	Number   int  `json:"number,omitempty"`
+	Hits     int  `json:"hits,omitempty"`
+	Ignore   int  `json:"ignore,omitempty"`
+	Disabled bool `json:"disabled,omitempty"`
+
 	cond      *Condition
 	funcFirst int  // pdb's func_first_executable_line (Func set), 0 until known
 	done      bool // a temporary breakpoint that stopped: cleared after the command
+	// live evaluates the condition in a live run's frame at a state index
+	// (known false: not evaluable there); set while a command runs.
+	live func(k int, cond string) (ok, known bool, err error)
 }
 
-func (b *BreakSpec) plain() bool { return b.Cond == "" && !b.Temp && b.Func == "" }
+func (b *BreakSpec) plain() bool {
+	return b.Cond == "" && !b.Temp && b.Func == "" && b.Ignore == 0 && !b.Disabled
+}
+
+// LiveConditions reports whether conditions are Python expressions
+// evaluated in the program's frames (the real engine's live sessions);
+// otherwise only Condition's forms over the recorded or predicted reprs.
+func (s *Session) LiveConditions() bool {
+	tb, ok := s.b.(*TraceBackend)
+	return ok && tb.live != nil
+}
+
+// parseCond checks a condition: any Python expression that compiles (as
+// pdb takes it) where conditions are evaluated live, else one of
+// Condition's forms (the error says why not).
+func (s *Session) parseCond(cond string) (*Condition, string, error) {
+	cond = strings.TrimSpace(cond)
+	if cond == "" {
+		return nil, "", nil
+	}
+	c, err := ParseCondition(cond)
+	if err == nil {
+		return c, c.String(), nil
+	}
+	if !s.LiveConditions() {
+		return nil, "", fmt.Errorf("%w; Python expressions are evaluated only where the real engine runs the program live", err)
+	}
+	return nil, cond, nil
+}
 
 // AddBreak sets a breakpoint with pdb's options. The line must be one
-// pdb accepts; a condition must be one Condition evaluates. Function
-// breakpoints need a backend that runs pdb's own breakpoint logic (the
-// trace backend): a predicting engine has no frames to match.
+// pdb accepts; a condition must be one the session evaluates (parseCond).
+// Function breakpoints need a backend that runs pdb's own breakpoint
+// logic (the trace backend): a predicting engine has no frames to match.
+// A plain line breakpoint at a line that has one is not set twice (see
+// Break for pdb's way).
 func (s *Session) AddBreak(bp BreakSpec) error {
+	_, err := s.addBreak(bp, true)
+	return err
+}
+
+// Break sets a breakpoint as pdb's b and tbreak do (every one a new
+// numbered breakpoint, even at a line that has one) and returns it.
+func (s *Session) Break(bp BreakSpec) (BreakSpec, error) {
+	return s.addBreak(bp, false)
+}
+
+func (s *Session) addBreak(bp BreakSpec, dedup bool) (BreakSpec, error) {
 	if bp.Func == "" || bp.Line > 0 {
 		if why := CheckBreakLine(s.b.Source(), bp.Line); why != "" {
-			return fmt.Errorf("line %d: %s", bp.Line, why)
+			return BreakSpec{}, fmt.Errorf("line %d: %s", bp.Line, why)
 		}
 	}
 	if bp.Func != "" {
 		if _, ok := s.b.(breakpointBackend); !ok {
-			return errors.New("function breakpoints need the real engine")
+			return BreakSpec{}, errors.New("function breakpoints need the real engine")
 		}
 	}
-	if bp.Cond != "" {
-		c, err := ParseCondition(bp.Cond)
-		if err != nil {
-			return err
+	c, text, err := s.parseCond(bp.Cond)
+	if err != nil {
+		return BreakSpec{}, err
+	}
+	bp.cond, bp.Cond = c, text
+	bp.Hits, bp.funcFirst, bp.done, bp.live = 0, 0, false, nil
+	if dedup && bp.plain() {
+		if err := s.SetBreak(bp.Line); err != nil {
+			return BreakSpec{}, err
 		}
-		bp.cond, bp.Cond = c, c.String()
+		return *s.bps[len(s.bps)-1], nil
 	}
-	if bp.plain() {
-		return s.SetBreak(bp.Line)
-	}
-	bp.funcFirst, bp.done = 0, false
-	s.bps = append(s.bps, &bp)
-	s.breaks[bp.Line] = true
-	return nil
+	s.add(&bp)
+	return bp, nil
 }
 
 // BreakSpecs lists every breakpoint in the order they were set.
@@ -518,11 +695,9 @@ func (s *Session) BreakSpecs() []BreakSpec {
 	return out
 }
 
-// richBreaks reports whether a breakpoint needs more than its line
-// (a condition, tbreak, a function).
-func (s *Session) richBreaks() bool {
-	return slices.ContainsFunc(s.bps, func(b *BreakSpec) bool { return !b.plain() })
-}
+// richBreaks reports whether the backend's own breakpoint logic is needed:
+// any breakpoint (pdb counts every breakpoint's hits).
+func (s *Session) richBreaks() bool { return len(s.bps) > 0 }
 
 // dropDone clears the temporary breakpoints that stopped the program.
 func (s *Session) dropDone() {
@@ -530,23 +705,21 @@ func (s *Session) dropDone() {
 		return
 	}
 	s.bps = slices.DeleteFunc(s.bps, func(b *BreakSpec) bool { return b.done })
-	s.breaks = map[int]bool{}
-	for _, b := range s.bps {
-		s.breaks[b.Line] = true
-	}
+	s.reindex()
 }
 
 // stopsAt is pdb's effective() for a predicting backend's stop at a
 // breakpoint line: a line breakpoint there whose condition holds (or
-// cannot be evaluated, which stops as in pdb). A temporary one that
-// stops is marked for clearing.
+// cannot be evaluated, which stops as in pdb), hits and ignore counts
+// kept as bdb keeps them. A temporary one that stops is marked for
+// clearing.
 func (s *Session) stopsAt(st Stop) bool {
-	for _, b := range s.bps {
-		if b.Line == st.Lineno && b.Func == "" && b.stops(st.Locals) {
-			return true
-		}
+	bp, flag := effective(s.bps, func(b *BreakSpec) bool { return b.Line == st.Lineno && b.Func == "" },
+		func(b *BreakSpec) (bool, error) { return b.evalAt(-1, st.Locals) })
+	if bp != nil && flag && bp.Temp {
+		bp.done = true
 	}
-	return false
+	return bp != nil
 }
 
 // Frames are the frames of the call stack at the current stop, outermost

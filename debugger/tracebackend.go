@@ -24,6 +24,10 @@ type TraceBackend struct {
 	cacheSim *pdbSim
 	// live, when the trace is a live run's (live.go)
 	live *liveRun
+	// noPast is why the past of tree noPastOf, run unrecorded, could not
+	// be recorded again (replay.go)
+	noPast   error
+	noPastOf *Tree
 }
 
 // NewTraceBackend returns a backend over t.
@@ -100,17 +104,25 @@ func (b *TraceBackend) next(ctx context.Context, history []Step, cmd Command) (S
 		return Stop{}, err
 	}
 	last := history[len(history)-1]
+	inverse := cmd.Reverse()
+	if inverse {
+		if err := b.recordPast(ctx, last.Stop); err != nil {
+			return Stop{}, err
+		}
+	}
 	p, ok := b.PosOf(last.Stop)
 	if !ok {
 		return Stop{}, fmt.Errorf("trace backend: cannot continue from a stop that is not in the trace")
 	}
-	inverse := cmd.Reverse()
 	if inverse {
 		var q Pos
 		if cmd.Action == Continue {
 			q = b.reverseContinue(p, cmd.Breaks)
 		} else {
 			q = pdbBeforeStart(b.tr, b.tr.Apply(p, cmd))
+		}
+		if err := b.backTo(q); err != nil {
+			return Stop{}, err
 		}
 		b.remember(len(history)+1, q, nil)
 		return b.StopAt(q), nil

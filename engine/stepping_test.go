@@ -74,6 +74,9 @@ var steppingTable = []stepCase{
 		"model-by-steps": {8, "placement: a step back onto the exception a callee raised into the caller's line is placed one frame deeper"}}},
 	{file: "script.py", cmds: "n;n;n;n;s;s;s;s;s;s;n;n;n;n;n;c"},
 	{file: "script.py", cmds: "b 4;c;c;rc;rc;rs;rs;rr;rr;rs;rs"},
+	// c from before the start runs on to the breakpoint
+	{file: "calls.py", call: "f('ab', 3)", cmds: "s;b 2;rc;c;c"},
+	{file: "script.py", cmds: "s;b 4;rc;c;c"},
 	// The stack of a stop reached by a jump has its callers: total:4,
 	// main:10, <module>:15 (checked for every engine below).
 	{file: "stack.py", cmds: "b 4;c;r;n;rc;rs;rr;rr;rs", want: []string{

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"ndb/debugger"
+	"ndb/internal/termsafe"
 	"ndb/tracer"
 )
 
@@ -52,12 +53,20 @@ func init() {
 			run: moveCmd(debugger.Command{Action: debugger.Continue})},
 		{Name: "until", Aliases: []string{"unt"}, Args: "[LINE]", Help: "Without LINE, run until a line greater than the current one in this function (leaves loops); with LINE, until a line >= LINE. Also stops when the function returns.",
 			run: untilCmd},
-		{Name: "break", Aliases: []string{"b"}, Args: "[WHERE[, COND]]", Help: "Set a breakpoint: WHERE is LINE, FILE:LINE (FILE: the program's file) or FUNC (a top-level function: stops at the first line it executes; pdb places it at the def line, at its first decorator once the def has run); with COND (NAME, not NAME, or NAME OP VALUE with == != < <= > >=, over the locals' reprs) it stops only when COND holds. Without argument, list the breakpoints.",
+		{Name: "break", Aliases: []string{"b"}, Args: "[WHERE[, COND]]", Help: "Set a breakpoint, numbered as pdb numbers them: WHERE is LINE, FILE:LINE (FILE: the program's file) or FUNC (a function, Class.method or module.function of the program: stops at the first line it executes; placed at its co_firstlineno, or at the def line before the def has run). With COND it stops only when COND is true: on the real engine's live sessions any Python expression, evaluated in the frame as pdb does (an error in it stops); elsewhere NAME, not NAME or NAME OP VALUE (== != < <= > >=) over the locals' reprs. Without argument, pdb's list of breakpoints (number, disposition, enabled, condition, ignore count, hits).",
 			run: breakCmd},
 		{Name: "tbreak", Args: "[WHERE[, COND]]", Help: "Set a temporary breakpoint: like break, but cleared when it stops the program.",
 			run: tbreakCmd},
-		{Name: "clear", Aliases: []string{"cl"}, Args: "[LINE]", Help: "Clear the breakpoint at LINE (a line number, not pdb's breakpoint number); without LINE, clear all.",
+		{Name: "clear", Aliases: []string{"cl"}, Args: "[N...|FILE:LINE]", Help: "Clear the breakpoints numbered N..., or those at FILE:LINE; without argument, clear all (without pdb's confirmation question).",
 			run: clearCmd},
+		{Name: "condition", Args: "N [COND]", Help: "Set breakpoint N's condition to COND (as break takes one); without COND, make it unconditional.",
+			run: conditionCmd},
+		{Name: "ignore", Args: "N [COUNT]", Help: "Ignore breakpoint N the next COUNT times it is reached with its condition true (0 or none: stop next time).",
+			run: ignoreCmd},
+		{Name: "disable", Args: "N...", Help: "Disable the breakpoints numbered N... (they stay listed and can be enabled again).",
+			run: enableCmd(false)},
+		{Name: "enable", Args: "N...", Help: "Enable the breakpoints numbered N....",
+			run: enableCmd(true)},
 		{Name: "rs", Help: "Reverse step: back to the previous event, entering a call the previous line made at its last event (inv_step_into).",
 			run: moveCmd(debugger.Command{Action: debugger.InvStepInto})},
 		{Name: "rn", Help: "Reverse next: back to the previous event of the current function, skipping calls (inv_step_over).",
@@ -86,13 +95,27 @@ func init() {
 			run: displayCmd},
 		{Name: "undisplay", Args: "[EXPR]", Help: "Stop displaying EXPR in the selected frame; without EXPR, all of that frame's.",
 			run: undisplayCmd},
+		{Name: "whatis", Args: "EXPR", Help: "Print the type of EXPR's value in the selected frame (Function NAME, Method NAME, Class MODULE.NAME, or the type), where the live program waits.",
+			run: whatisCmd},
+		{Name: "source", Args: "EXPR", Help: "Print the source of the function, method or class EXPR names in the selected frame, where the live program waits.",
+			run: sourceCmd},
+		{Name: "alias", Args: "[NAME [COMMAND]]", Help: "Make NAME run COMMAND (%1, %2... are replaced by NAME's arguments, %* by all of them); with NAME alone show its command, without arguments list every alias.",
+			run: aliasCmd},
+		{Name: "unalias", Args: "NAME", Help: "Delete the alias NAME.",
+			run: unaliasCmd},
+		{Name: "commands", Args: "[N]", Help: "Command lists at breakpoints, not run by ndb: type the commands after the stop (docs/debugger.md).",
+			run: refuseCmd("commands: ndb does not run command lists at breakpoints (its terminal has no command-list mode); type the commands after the stop")},
+		{Name: "interact", Help: "An interactive interpreter, not run by ndb: the program runs in a sandboxed worker; use ! STMT (or a line that is no command) to run Python in the frame.",
+			run: refuseCmd("interact: the program runs in a sandboxed worker that has no terminal for an interpreter; use ! STMT (or a line that is no command) to run Python statements in the frame")},
+		{Name: "debug", Args: "CODE", Help: "A recursive debugger over CODE, not run by ndb (docs/debugger.md).",
+			run: refuseCmd("debug: ndb has no recursive debugger over code run in the frame (its history is one run's); call the code from the program and step into it with s")},
 		{Name: "where", Aliases: []string{"w", "bt"}, Help: "Print the call stack, outermost first; the selected frame is marked with >.",
 			run: whereCmd},
 		{Name: "up", Aliases: []string{"u"}, Args: "[COUNT]", Help: "Select the frame COUNT (default 1) levels up the stack (toward the caller): p, a, l, ll, display and w then refer to it.",
 			run: upCmd},
 		{Name: "down", Aliases: []string{"d"}, Args: "[COUNT]", Help: "Select the frame COUNT (default 1) levels down the stack (toward the stop's own frame).",
 			run: downCmd},
-		{Name: "restart", Aliases: []string{"run"}, Help: "Start the program again from its first stop, as pdb's restart does: breakpoints and displays are kept, the history before it is dropped. The real engine runs the program anew (a recorded trace is replayed); no arguments.",
+		{Name: "restart", Aliases: []string{"run"}, Args: "[ARGS]", Help: "Start the program again from its first stop, as pdb's restart does: breakpoints and displays are kept, the history before it is dropped. The real engine runs the program anew (a recorded trace is replayed). ARGS (split as a shell does) become the program's sys.argv[1:], kept by later restarts; only on the real engine's live sessions.",
 			run: restartCmd},
 		{Name: "help", Aliases: []string{"h"}, Args: "[COMMAND]", Help: "List the commands, or show one command's help.",
 			run: helpCmd},
@@ -186,21 +209,6 @@ func lineArg(arg string) (int, error) {
 	return n, nil
 }
 
-func clearCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
-	if arg == "" {
-		t.s.ClearBreaks()
-		return Result{Message: "Deleted all breakpoints", Data: map[string]any{"breaks": []int{}}}, nil
-	}
-	n, err := lineArg(arg)
-	if err != nil {
-		return Result{}, err
-	}
-	if err := t.s.ClearBreak(n); err != nil {
-		return Result{}, err
-	}
-	return Result{Message: fmt.Sprintf("Deleted breakpoint at line %d", n), Data: map[string]any{"breaks": nonNil(t.s.Breaks())}}, nil
-}
-
 func nonNil(l []int) []int {
 	if l == nil {
 		return []int{}
@@ -270,7 +278,7 @@ func argsCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
 	}
 	var b strings.Builder
 	for _, v := range args {
-		fmt.Fprintf(&b, "%s = %s\n", v.Name, v.Value)
+		fmt.Fprintf(&b, "%s = %s\n", termsafe.Line(v.Name), termsafe.Line(v.Value))
 	}
 	if args == nil {
 		args = tracer.Locals{}
@@ -290,7 +298,7 @@ func whereCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
 		if i == sel {
 			mark = ">"
 		}
-		fmt.Fprintf(&b, "%s %s(%d)%s()\n-> %s\n", mark, t.name, st.Lineno, st.Function, strings.TrimSpace(st.Src))
+		fmt.Fprintf(&b, "%s %s(%d)%s()\n-> %s\n", mark, termsafe.Line(t.name), st.Lineno, termsafe.Line(st.Function), termsafe.Line(strings.TrimSpace(st.Src)))
 		frames = append(frames, map[string]any{"function": st.Function, "lineno": st.Lineno, "src": st.Src})
 	}
 	return Result{Message: strings.TrimSuffix(b.String(), "\n"), Data: map[string]any{"stack": frames}}, nil

@@ -1,6 +1,7 @@
 package repl
 
 import (
+	"context"
 	"regexp"
 	"slices"
 	"strconv"
@@ -14,9 +15,12 @@ import (
 
 // Tab completion in the interactive terminal (readline's AutoCompleter):
 // command names with their abbreviations; after p, pp and display the
-// selected frame's local names; after undisplay the names displayed in that
+// selected frame's local names (where the live program waits, as pdb:
+// the frame's locals, globals and builtins, and after "NAME." the
+// attributes of NAME); after undisplay the names displayed in that
 // frame (pdb's complete_undisplay); after b and tbreak (also after FILE:)
-// the program's top-level function names; after cl the breakpoint lines;
+// the program's top-level function names; after cl, disable, enable,
+// condition and ignore the breakpoint numbers;
 // after help the command names.
 
 // Complete lists the completions of the word that ends at pos (a rune
@@ -47,7 +51,11 @@ func (t *Terminal) complete(text string) (string, []string) {
 	}
 	var all []string
 	switch c.Name {
-	case "p", "pp", "display":
+	case "p", "pp", "display", "whatis", "!":
+		if t.s.Live() { // pdb's _complete_expression: names, or a dotted name's attributes
+			expr := exprWord.FindString(rest)
+			return expr, withPrefix(t.liveNames(expr), expr)
+		}
 		if before == "" {
 			all = t.localNames(c.Name != "display")
 		}
@@ -59,10 +67,10 @@ func (t *Terminal) complete(text string) (string, []string) {
 		if before == "" || strings.HasSuffix(before, ":") && !strings.ContainsAny(before, " \t,") {
 			all = topLevelFunctions(t.s.Source())
 		}
-	case "clear":
-		if before == "" {
-			for _, l := range t.s.Breaks() {
-				all = append(all, strconv.Itoa(l))
+	case "clear", "disable", "enable", "condition", "ignore":
+		if before == "" || c.Name != "condition" && c.Name != "ignore" { // pdb's _complete_bpnumber
+			for _, b := range t.s.BreakSpecs() {
+				all = append(all, strconv.Itoa(b.Number))
 			}
 		}
 	case "help":
@@ -72,6 +80,36 @@ func (t *Terminal) complete(text string) (string, []string) {
 	}
 	return word, withPrefix(all, word)
 }
+
+// exprWord is the dotted name being typed at the end of an expression.
+var exprWord = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_.]*$|$`)
+
+// liveNames are the completions of a dotted name in the selected frame
+// where the live program waits: for "a.b.c", a.b's attributes (dir) as
+// "a.b.NAME"; for a plain name, the frame's locals and globals and the
+// builtins. Only a dotted name is evaluated, never a call.
+func (t *Terminal) liveNames(word string) []string {
+	src := "sorted(set(locals()) | set(globals()) | set(dir(__import__('builtins'))))"
+	prefix := ""
+	if i := strings.LastIndexByte(word, '.'); i >= 0 {
+		obj := word[:i]
+		if !dottedName.MatchString(obj) {
+			return nil
+		}
+		src, prefix = "dir("+obj+")", obj+"."
+	}
+	res, err := t.s.Eval(context.Background(), t.sel, src, tracer.EvalExpr)
+	if err != nil || !res.OK {
+		return nil
+	}
+	var out []string
+	for _, m := range quotedName.FindAllStringSubmatch(res.Text, -1) {
+		out = append(out, prefix+m[1])
+	}
+	return out
+}
+
+var quotedName = regexp.MustCompile(`'([A-Za-z_][A-Za-z0-9_]*)'`)
 
 // withPrefix is the sorted, distinct words of all that start with prefix.
 func withPrefix(all []string, prefix string) []string {

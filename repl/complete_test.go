@@ -18,7 +18,7 @@ func TestComplete(t *testing.T) {
 		pos   int
 		want  []string
 	}{
-		{nil, "s", -1, []string{"s", "step"}},
+		{nil, "s", -1, []string{"s", "source", "step"}},
 		{nil, "  unt", -1, []string{"unt", "until"}},
 		{nil, "ru", -1, []string{"run"}},
 		{nil, "re", -1, []string{"restart", "return", "retval"}},
@@ -45,7 +45,8 @@ func TestComplete(t *testing.T) {
 		{[]string{"b 9", "c"}, "p __", -1, nil},
 		{[]string{"b 9", "c"}, "undisplay ", -1, nil},
 		{[]string{"b 9", "c", "display acc"}, "undisplay ", -1, []string{"acc"}},
-		{[]string{"b 9", "b 2", "c"}, "cl ", -1, []string{"2", "9"}},
+		{[]string{"b 9", "b 2", "c"}, "cl ", -1, []string{"1", "2"}},
+		{[]string{"b 9", "b 2", "b 3", "cl 2"}, "disable ", -1, []string{"1", "3"}},
 		{[]string{"b 2", "c", "r"}, "p __", -1, []string{"__return__"}},
 		{[]string{"b 2", "c", "r"}, "p ", -1, []string{"__return__", "n", "result"}}, // the frame's locals at the return too (issue 20)
 		{[]string{"b 2", "c", "r", "u"}, "p ", -1, []string{"acc", "i", "x", "xs"}},

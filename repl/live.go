@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"ndb/debugger"
+	"ndb/internal/termsafe"
 	"ndb/tracer"
 )
 
@@ -49,7 +50,9 @@ func evalCmd(mode string) func(*Terminal, context.Context, string) (Result, erro
 		if !ok {
 			return Result{}, errNotRunning
 		}
-		value := func(v string) Result { return Result{Message: v, Data: map[string]any{"name": arg, "value": v}} }
+		value := func(v string) Result {
+			return Result{Message: termsafe.Text(v), Data: map[string]any{"name": arg, "value": v}}
+		}
 		// pdb puts these in the stopped frame's locals; the program's frame has none
 		if t.sel == 0 && (arg == "__return__" && cur.Event == tracer.EventReturn || arg == "__exception__" && cur.Event == tracer.EventException) {
 			return value(cur.Arg), nil
@@ -89,7 +92,7 @@ func (t *Terminal) execStmt(ctx context.Context, stmt string) (Result, error) {
 	case !res.OK:
 		return Result{}, errors.New(res.Text)
 	}
-	return Result{Message: strings.TrimSuffix(res.Text, "\n")}, nil
+	return Result{Message: termsafe.Text(strings.TrimSuffix(res.Text, "\n"))}, nil
 }
 
 // jumpCmd is pdb's j(ump) LINE: the bottom frame's next line becomes LINE.
@@ -166,14 +169,14 @@ func (t *Terminal) catchInterrupt() func() {
 func (t *Terminal) renderPostMortem(pm debugger.PostMortem) string {
 	var b strings.Builder
 	if out, ok := t.s.Output(); ok && out != "" && !t.streaming {
-		b.WriteString("--- program output ---\n" + strings.TrimSuffix(out, "\n") + "\n")
+		b.WriteString("--- program output ---\n" + termsafe.Text(strings.TrimSuffix(out, "\n")) + "\n")
 	}
 	if pm.Traceback != "" {
-		b.WriteString(strings.TrimSuffix(pm.Traceback, "\n") + "\n")
+		b.WriteString(termsafe.Text(strings.TrimSuffix(pm.Traceback, "\n")) + "\n")
 	}
 	b.WriteString("Uncaught exception. Entering post mortem debugging\nRunning 'cont' or 'step' will restart the program\n")
 	f := pm.Frames[len(pm.Frames)-1]
-	fmt.Fprintf(&b, "> %s(%d)%s()\n", t.name, f.Lineno, f.Function)
+	fmt.Fprintf(&b, "> %s(%d)%s()\n", termsafe.Line(t.name), f.Lineno, termsafe.Line(f.Function))
 	b.WriteString(t.renderContext(f))
 	return strings.TrimSuffix(b.String(), "\n")
 }

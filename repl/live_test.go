@@ -29,7 +29,7 @@ func newLiveSession(t *testing.T, prog tracer.Program, lim tracer.Limits) *debug
 	}
 	ctx := context.Background()
 	b, err := debugger.NewLiveBackend(ctx, func(ctx context.Context, out func(string)) (*tracer.Run, error) {
-		return tr.Start(ctx, prog, lim, out)
+		return tr.Start(ctx, debugger.WithRunArgs(ctx, prog), lim, out) // as the real engine: run ARGS
 	}, tr.Close)
 	if err != nil {
 		t.Fatal(err)

@@ -92,16 +92,18 @@ var pdbCmdCases = []pdbCase{
 }
 
 var (
-	pdbHeaders  = map[string]*regexp.Regexp{}
-	tbFile      = regexp.MustCompile(`^  File "(?:[^"]*/)?([^"/]*)", line (\d+), in (\S+)$`)
-	pmRestart   = regexp.MustCompile(`^Post mortem debugger finished\. The \S*?([^/ ]+) will be restarted$`)
-	pyError     = regexp.MustCompile(`^\*\*\* (\w+(Error|Exception)(: |$)|Jump failed: |You can only jump|The 'jump' command)`)
-	pdbListing  = regexp.MustCompile(`^\s*(\d+)\s+(B?)(->|>>)?\s*\t(.*)$`)
-	ndbListing  = regexp.MustCompile(`^\s*(\d+) (B| ) (->|  ) ?(.*)$`)
-	pdbBreakSet = regexp.MustCompile(`^Breakpoint \d+ at \S*:(\d+)$`)
-	ndbBreakSet = regexp.MustCompile(`^(?:Temporary b|B)reakpoint at line (\d+)$`)
-	pdbDeleted  = regexp.MustCompile(`^Deleted breakpoint \d+ at \S*:(\d+)$`)
-	ndbDeleted  = regexp.MustCompile(`^Deleted breakpoint at line (\d+)$`)
+	pdbHeaders = map[string]*regexp.Regexp{}
+	tbFile     = regexp.MustCompile(`^  File "(?:[^"]*/)?([^"/]*)", line (\d+), in (\S+)$`)
+	pmRestart  = regexp.MustCompile(`^Post mortem debugger finished\. The \S*?([^/ ]+) will be restarted$`)
+	pyError    = regexp.MustCompile(`^\*\*\* (\w+(Error|Exception)(: |$)|Jump failed: |You can only jump|The 'jump' command)`)
+	pdbListing = regexp.MustCompile(`^\s*(\d+)\s+(B?)(->|>>)?\s*\t(.*)$`)
+	ndbListing = regexp.MustCompile(`^\s*(\d+) (B| ) (->|  ) ?(.*)$`)
+	// breakpoints are compared with their numbers
+	breakSet    = regexp.MustCompile(`^Breakpoint (\d+) at \S*?([^/]+):(\d+)$`)
+	deleted     = regexp.MustCompile(`^Deleted breakpoint (\d+) at \S*?([^/]+):(\d+)$`)
+	sysExitNote = regexp.MustCompile(`The program exited via sys\.exit\(\)\. Exit status: \S*`)
+	// pdb names the file by its path, ndb by the name it was given
+	filePath = regexp.MustCompile(`(^|\s)/\S*/([^/\s]+\.py)`)
 )
 
 func pdbHeader(fixture string) *regexp.Regexp {
@@ -117,6 +119,9 @@ func reduce(chunk string, pdb bool, fixture string, exact bool) []string {
 	if pdb && strings.Contains(chunk, "The program finished and will be restarted") ||
 		!pdb && strings.Contains(chunk, "--Exit-- the program finished") {
 		return []string{"EXIT"} // pdb restarts; ndb stays at the exit (no command follows one here)
+	}
+	if m := sysExitNote.FindString(chunk); m != "" {
+		return []string{m, "EXIT"} // pdb restarts; ndb stays at the exit
 	}
 	var out []string
 	context := false // ndb: the source lines a stop shows under its header
@@ -136,9 +141,9 @@ func reduce(chunk string, pdb bool, fixture string, exact bool) []string {
 			out = append(out, "POST MORTEM RESTART "+m[1])
 			continue
 		}
-		listing, set, del := ndbListing, ndbBreakSet, ndbDeleted
+		listing := ndbListing
 		if pdb {
-			listing, set, del = pdbListing, pdbBreakSet, pdbDeleted
+			listing = pdbListing
 		}
 		if m := listing.FindStringSubmatch(l); m != nil {
 			if context {
@@ -147,16 +152,16 @@ func reduce(chunk string, pdb bool, fixture string, exact bool) []string {
 			out = append(out, fmt.Sprintf("%s%s%s %s", m[1], strings.TrimSpace(m[2]), strings.TrimSpace(m[3]), strings.TrimRight(m[4], " ")))
 			continue
 		}
-		if m := set.FindStringSubmatch(l); m != nil {
-			out = append(out, "break "+m[1])
+		if m := breakSet.FindStringSubmatch(l); m != nil {
+			out = append(out, fmt.Sprintf("break %s %s:%s", m[1], m[2], m[3]))
 			continue
 		}
-		if m := del.FindStringSubmatch(l); m != nil {
-			out = append(out, "deleted "+m[1])
+		if m := deleted.FindStringSubmatch(l); m != nil {
+			out = append(out, fmt.Sprintf("deleted %s %s:%s", m[1], m[2], m[3]))
 			continue
 		}
 		l = strings.TrimRight(l, " ")
-		if pdb && strings.HasPrefix(l, "Restarting ") && strings.HasSuffix(l, " with arguments:") ||
+		if strings.HasPrefix(l, "Restarting ") && strings.HasSuffix(l, " with arguments:") ||
 			!pdb && strings.HasPrefix(l, "Restarting "+pdbFixture+": ") {
 			out = append(out, "RESTART")
 			continue
@@ -169,13 +174,10 @@ func reduce(chunk string, pdb bool, fixture string, exact bool) []string {
 			out = append(out, l)
 		case strings.HasPrefix(l, "*** "):
 			out = append(out, "***")
-		case pdb && (strings.HasPrefix(l, "  ") || strings.HasPrefix(l, "Num Type") || strings.HasPrefix(l, "\tstop only if") ||
-			strings.HasPrefix(l, "\tbreakpoint already hit") || regexp.MustCompile(`^\d+\s+breakpoint`).MatchString(l)):
-			// frames outside the program (bdb, <string>), pdb's breakpoint table
-		case !pdb && (strings.HasPrefix(l, "breakpoint at line ") || strings.HasPrefix(l, "\tstop only if") || l == "no breakpoints"):
-			// ndb's breakpoint list
+		case pdb && strings.HasPrefix(l, "  "):
+			// frames outside the program (bdb, <string>)
 		default:
-			out = append(out, l)
+			out = append(out, filePath.ReplaceAllString(l, "$1$2"))
 		}
 	}
 	return out
@@ -275,10 +277,11 @@ func TestConditionsWithoutPdbLogic(t *testing.T) {
 	term := New(s, Options{Name: pdbFixture})
 	for _, c := range []struct{ cmd, want string }{
 		{"b square", "*** function breakpoints need the real engine"},
-		{"tbreak 9, x == 2", "Temporary breakpoint at line 9"},
-		{"b 2, n > 2", "Breakpoint at line 2"},
+		{"tbreak 9, x == 2", "Breakpoint 1 at pdbcmds.py:9"},
+		{"b 2, n > 2", "Breakpoint 2 at pdbcmds.py:2"},
+		{"b 3, len(result) > 0", "*** condition \"len(result) > 0\": " + debugger.ConditionHelp + "; Python expressions are evaluated only where the real engine runs the program live"},
 		{"c", "> 9 x=2"},
-		{"b", "breakpoint at line 2: result = n * n\n\tstop only if n > 2"},
+		{"b", "Num Type         Disp Enb   Where\n2   breakpoint   keep yes   at pdbcmds.py:2\n\tstop only if n > 2\n\tbreakpoint already hit 1 time"},
 		{"c", "> 2 n=3"},
 		{"c", "exit"},
 	} {
@@ -340,13 +343,13 @@ func TestRestart(t *testing.T) {
 			term := New(s, Options{Name: "prog.py"})
 			restarted := "Restarting prog.py: back to its first stop; the history before it is dropped (breakpoints and displays are kept)"
 			for _, c := range []struct{ cmd, want string }{
-				{"b 10", "Breakpoint at line 10"},
+				{"b 10", "Breakpoint 1 at prog.py:10"},
 				{"c", "> 10 acc=0"},
 				{"display acc", "display acc: 0"},
 				{"c", "> 10 acc=1 | display acc: 1  [old: 0]"},
 				{"restart", restarted + " | > 16 start"},
-				{"restart 1 2", "*** restart takes no arguments: the run's arguments are those ndb debug was given"},
-				{"b", "breakpoint at line 10: acc = add(acc, x)"},
+				{"restart 1 2", "*** restart takes no arguments here: the run's arguments are those ndb debug was given (arguments need the real engine's live session)"},
+				{"b", "Num Type         Disp Enb   Where\n1   breakpoint   keep yes   at prog.py:10\n\tbreakpoint already hit 2 times"},
 				{"c", "> 10 acc=0 | display acc: 0  [old: 1]"},
 				{"display", "Currently displaying:\nacc: 0"},
 				{"s", "--Call-- add"},

@@ -70,7 +70,7 @@ var batchCases = []struct {
 	commands   []string
 }{
 	{"batch_steps", "f([1, 2])", []string{"s", "s", "n", "n", "s", "p total", "r", "w", "a", "unt", "n", "n", "n", "n", "n", "s", "s"}},
-	{"batch_breaks", "f([1, 2])", []string{"b 2", "b 3", "b", "c", "c", "cl 3", "c", "rs", "rn", "rr", "rc", "rc", "rc", "s", "cl", "c", "s", "rs"}},
+	{"batch_breaks", "f([1, 2])", []string{"b 2", "b 3", "b", "c", "c", "cl 2", "c", "rs", "rn", "rr", "rc", "rc", "rc", "s", "cl", "c", "s", "rs"}},
 	{"batch_errors", "f([4, 5])", []string{"b 8", "b 99", "b x", "cl 5", "unt 1", "p nope", "jump 3", "s extra", "l", "l", "l 1, 3", "c", "p acc"}},
 	{"batch_restart", "f([1, 2])", []string{"b 10", "c", "c", "p acc", "restart", "c", "p acc", "rs", "run", "restart now", "rs", "cl", "c", "restart", "s"}},
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/chzyer/readline"
 
 	"ndb/debugger"
+	"ndb/internal/termsafe"
 	"ndb/tracer"
 )
 
@@ -31,6 +33,13 @@ type Options struct {
 	// Timeout is the live run's time limit for one command (ndb debug
 	// --timeout), named in the note of a stop it interrupted.
 	Timeout time.Duration
+	// Input is the live program's stdin (a tracer.Input): while a command
+	// runs, the lines typed at the terminal Run reads go to it, and Ctrl-D
+	// closes it (stdin.go). Only when Run's in is a terminal (*os.File);
+	// Batch and other readers leave it unfed (set it only for a terminal,
+	// as ndb debug does). Nil: the program's stdin is its own (empty, or
+	// ndb debug --stdin FILE).
+	Input io.WriteCloser
 }
 
 // Extra is a set of commands beyond the table, run by a front end's own
@@ -62,7 +71,10 @@ type Terminal struct {
 	// a line that is no command is a Python statement, as in pdb.
 	live      bool
 	timeout   time.Duration
-	streaming bool // the program's output is printed as it is written (Session.SetOutput)
+	streaming bool              // the program's output is printed as it is written (Session.SetOutput)
+	input     io.WriteCloser    // Options.Input
+	forward   *programInput     // Run's: the terminal's lines to Input while a command runs
+	aliases   map[string]string // pdb's alias NAME COMMAND (pdbcmds.go)
 }
 
 // displayVar is one `display NAME` of a frame and the value last shown.
@@ -77,7 +89,7 @@ func New(s *debugger.Session, opts Options) *Terminal {
 		opts.Context = 2
 	}
 	return &Terminal{s: s, name: opts.Name, color: opts.Color, context: opts.Context, extra: opts.Extra, engine: opts.Engine,
-		live: s.Live(), timeout: opts.Timeout}
+		live: s.Live(), timeout: opts.Timeout, input: opts.Input}
 }
 
 // Session is the session the terminal drives.
@@ -93,6 +105,7 @@ func (t *Terminal) Exec(ctx context.Context, line string) (Result, error) {
 			return Result{}, nil
 		}
 	}
+	line = t.expandAlias(line)
 	if stmt, ok := strings.CutPrefix(line, "!"); ok {
 		t.lastCmd = line
 		return t.execStmt(ctx, strings.TrimSpace(stmt))
@@ -161,10 +174,8 @@ func (t *Terminal) move(ctx context.Context, cmd debugger.Command) (Result, erro
 	}
 	after := t.s.BreakSpecs()
 	for _, b := range before { // pdb: "Deleted breakpoint N at FILE:LINE" when a tbreak stops
-		if b.Temp && !slices.ContainsFunc(after, func(a debugger.BreakSpec) bool {
-			return a.Line == b.Line && a.Cond == b.Cond && a.Temp && a.Func == b.Func
-		}) {
-			res.Notes = append(res.Notes, fmt.Sprintf("Deleted breakpoint at line %d", b.Line))
+		if b.Temp && !slices.ContainsFunc(after, func(a debugger.BreakSpec) bool { return a.Number == b.Number }) {
+			res.Notes = append(res.Notes, "Deleted "+t.bpString(b))
 		}
 	}
 	res.Displays = t.refreshDisplays(ctx, st)
@@ -213,6 +224,9 @@ func (t *Terminal) RenderStop(st debugger.Stop) string {
 		case tracer.ExitNormal:
 			b.WriteString("--Exit-- the program finished")
 		case tracer.ExitError:
+			if note, ok := t.s.ExitNote(); ok { // pdb's words for sys.exit(N)
+				b.WriteString(note + "\n")
+			}
 			b.WriteString("--Exit-- uncaught exception")
 		case tracer.ExitNever:
 			b.WriteString("--Exit-- the run was stopped by a limit (treated as an infinite loop)")
@@ -222,12 +236,13 @@ func (t *Terminal) RenderStop(st debugger.Stop) string {
 			b.WriteString("--Exit-- " + st.Exit)
 		}
 		if st.Arg != "" {
-			b.WriteString(": " + st.Arg)
+			b.WriteString(": " + termsafe.Line(st.Arg))
 		}
 		b.WriteString(mark)
 		if out, ok := t.s.Output(); ok && out != "" && st.Exit != debugger.ExitInvEntry && !t.streaming {
-			// pdb shows output as it happens; a trace has it only as a whole.
-			b.WriteString("\n--- program output ---\n" + strings.TrimSuffix(out, "\n"))
+			// pdb shows output as it happens; a trace has it only as a
+			// whole, shown in ndb's own view: escaped (docs/tracer.md)
+			b.WriteString("\n--- program output ---\n" + termsafe.Text(strings.TrimSuffix(out, "\n")))
 		}
 		return b.String()
 	}
@@ -237,13 +252,13 @@ func (t *Terminal) RenderStop(st debugger.Stop) string {
 	case tracer.EventReturn:
 		b.WriteString("--Return--\n")
 	case tracer.EventException:
-		b.WriteString(st.Arg + "\n")
+		b.WriteString(termsafe.Line(st.Arg) + "\n")
 	case debugger.KindInvLineCall:
 		b.WriteString("--Calls made by this line--\n")
 	}
-	fmt.Fprintf(&b, "> %s(%d)%s()", t.name, st.Lineno, st.Function)
+	fmt.Fprintf(&b, "> %s(%d)%s()", termsafe.Line(t.name), st.Lineno, termsafe.Line(st.Function))
 	if st.Event == tracer.EventReturn {
-		b.WriteString("->" + st.Arg)
+		b.WriteString("->" + termsafe.Line(st.Arg))
 	}
 	b.WriteString(mark)
 	b.WriteByte('\n')
@@ -261,7 +276,7 @@ func (t *Terminal) renderContext(st debugger.Stop) string {
 		b.WriteString(t.renderSourceAt(first, last, st.Lineno))
 		b.WriteByte('\n')
 	} else {
-		fmt.Fprintf(&b, "-> %s\n", strings.TrimSpace(st.Src))
+		fmt.Fprintf(&b, "-> %s\n", termsafe.Line(strings.TrimSpace(st.Src)))
 	}
 	b.WriteString(t.renderLocals(st))
 	return b.String()
@@ -291,7 +306,7 @@ func (t *Terminal) renderSourceAt(first, last, mark int) string {
 		if n == mark {
 			arrow = "-> "
 		}
-		text := fmt.Sprintf("%4d %s%s%s", n, flag, arrow, lines[n-1])
+		text := fmt.Sprintf("%4d %s%s%s", n, flag, arrow, termsafe.Line(lines[n-1]))
 		if n == mark && t.color {
 			text = ansiReverse + text + ansiReset
 		}
@@ -325,7 +340,8 @@ func (t *Terminal) renderLocals(st debugger.Stop) string {
 	ch := t.changed(st)
 	parts := make([]string, 0, len(st.Locals))
 	for _, v := range st.Locals {
-		s := v.Name + " = " + v.Value
+		// reprs are the program's: escaped, so that they cannot drive the terminal
+		s := termsafe.Line(v.Name) + " = " + termsafe.Line(v.Value)
 		if ch[v.Name] {
 			if t.color {
 				s = ansiYellow + ansiBold + s + ansiReset
@@ -360,6 +376,8 @@ func (t *Terminal) Run(ctx context.Context, in io.Reader, out io.Writer, interac
 		return err
 	}
 	defer closeFn()
+	t.forward = newProgramInput(in, t.input)
+	defer func() { t.forward = nil }()
 	return t.loop(ctx, next, out)
 }
 
@@ -380,11 +398,12 @@ func (t *Terminal) loop(ctx context.Context, next func() (string, error), out io
 			return err
 		}
 		stopCatching := t.catchInterrupt()
-		res, err := t.Exec(ctx, line)
+		var res Result
+		t.forward.during(func() { res, err = t.Exec(ctx, line) })
 		stopCatching()
 		switch {
 		case err != nil:
-			fmt.Fprintln(out, "*** "+err.Error())
+			fmt.Fprintln(out, "*** "+termsafe.Text(err.Error()))
 		case res.Quit:
 			return nil
 		case res.Moved:
@@ -403,7 +422,11 @@ func (t *Terminal) loop(ctx context.Context, next func() (string, error), out io
 
 func lineReader(in io.Reader, out io.Writer, interactive bool, complete readline.AutoCompleter) (func() (string, error), func(), error) {
 	if interactive {
-		rl, err := readline.NewEx(&readline.Config{Prompt: "(ndb) ", HistoryLimit: 1000, Stdout: out, AutoComplete: complete})
+		cfg := &readline.Config{Prompt: "(ndb) ", HistoryLimit: 1000, Stdout: out, AutoComplete: complete}
+		if f, ok := in.(*os.File); ok && f != os.Stdin {
+			readlineOn(cfg, f) // readline's defaults are os.Stdin's
+		}
+		rl, err := readline.NewEx(cfg)
 		if err != nil {
 			return nil, nil, err
 		}

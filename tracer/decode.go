@@ -225,7 +225,7 @@ func (d *decoder) src(lineno int) string {
 //	return    (2, lineno, frame, depth, repr[, changes[, keys]])
 //	exception (3, lineno, frame, depth, repr[, changes[, keys]])
 //	("o", stdout, truncated), ("x", kind, error, reason, code)
-//	live runs: ("w", text), ("t", traceback), ("p", reason), ("r", ok, text, locals)
+//	live runs: ("w", text), ("t", traceback), ("p", reason), ("r", ok, text, locals), ("u"[, 1])
 //
 // keys (the frame's full ordered key list) come only when they changed;
 // changes are [index, repr, ...] of changed values, or None. A return or
@@ -384,6 +384,20 @@ func (d *decoder) tagged(r *marshalReader, nf int) error {
 		d.streamed += utf8.RuneCountInString(text)
 		if d.output != nil {
 			d.output(text)
+		}
+	case tag == "u" && (nf == 1 || nf == 2):
+		// ("u",) a gap, ("u", 1) tracing again after one; at most one of
+		// each per state: the program cannot grow the lists past the
+		// states it sent
+		list := &d.tr.Unrecorded
+		if nf == 2 {
+			if v, err := r.int(); err != nil || v != 1 {
+				return fmt.Errorf("bad untraced record")
+			}
+			list = &d.tr.Resumed
+		}
+		if u := *list; len(u) == 0 || u[len(u)-1] < d.nstates {
+			*list = append(*list, d.nstates)
 		}
 	case tag == "t" && nf == 2:
 		if d.traceback, err = d.text(r, "a traceback", evalChars); err != nil {

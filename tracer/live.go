@@ -32,6 +32,11 @@ type Pause struct {
 	Lines      []int    `json:"lines,omitempty"`      // line events at these lines
 	Funcs      []string `json:"funcs,omitempty"`      // line events in functions of these names
 	Exceptions bool     `json:"exceptions,omitempty"` // every exception event
+	// Untraced: the program runs on with no tracing at all (pdb's continue
+	// with no breakpoint): nothing is recorded and it pauses only when
+	// interrupted (Interrupt, the Timeout) or in post-mortem; the filter's
+	// other fields are void. Trace.Unrecorded marks where the gap begins.
+	Untraced bool `json:"untraced,omitempty"`
 }
 
 // PauseAll pauses after the next event (pdb's step).
@@ -108,6 +113,9 @@ func (t *Tracer) Start(ctx context.Context, p Program, lim Limits, output func(s
 		return nil, err
 	}
 	r.nonce = req.Nonce
+	if req.Input {
+		p.Context.Input.bind(r)
+	}
 	r.dec = newDecoder(source, tr, lim)
 	r.dec.cpuLimit = float64(liveCPUSeconds(lim))
 	r.dec.output = output
@@ -152,7 +160,7 @@ func (r *Run) Resume(ctx context.Context, f Pause) error {
 		f.Depth = -1
 	}
 	if err := r.request(map[string]any{"op": "go", "depth": f.Depth, "frames": f.Frames,
-		"lines": f.Lines, "funcs": f.Funcs, "exceptions": f.Exceptions}); err != nil {
+		"lines": f.Lines, "funcs": f.Funcs, "exceptions": f.Exceptions, "untraced": f.Untraced}); err != nil {
 		return err
 	}
 	r.paused = false
@@ -219,6 +227,77 @@ func (r *Run) Interrupt() {
 	if r.nonce != "" {
 		r.send(fmt.Appendf(nil, "{\"interrupt\":%q}\n", r.nonce))
 	}
+}
+
+// Input is a live run's standard input as the user types it (ndb debug's
+// terminal, as pdb shares it with the program): set as Context.Input, the
+// program's stdin is the read end of a pipe that only the worker writes,
+// fed by Write and ended by Close, instead of Context.Stdin. One Input
+// serves the runs started with it one after another (a restart gets a
+// fresh, open pipe); Write and Close act on the latest. What the program
+// has not read stays in the pipe (at most 1 MiB waits in the worker; more
+// is dropped). Safe for concurrent use, also while Resume runs.
+type Input struct {
+	mu     sync.Mutex
+	run    *Run
+	closed bool // the run's pipe was closed
+}
+
+// NewInput returns an Input for Context.Input.
+func NewInput() *Input { return &Input{} }
+
+// ErrInputClosed is returned by Input.Write after Close (and before any run).
+var ErrInputClosed = errors.New("tracer: the program's input is closed")
+
+func (in *Input) bind(r *Run) {
+	in.mu.Lock()
+	in.run, in.closed = r, false
+	in.mu.Unlock()
+}
+
+// inputChunk bounds one request line to the worker.
+const inputChunk = 32 << 10
+
+// Write sends p to the program's stdin.
+func (in *Input) Write(p []byte) (int, error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.run == nil || in.closed {
+		return 0, ErrInputClosed
+	}
+	for n := 0; n < len(p); {
+		k := min(len(p)-n, inputChunk)
+		msg, err := json.Marshal(map[string]any{"input": in.run.nonce, "data": p[n : n+k]})
+		if err != nil {
+			return n, err
+		}
+		if err := in.run.send(append(msg, '\n')); err != nil {
+			return n, err
+		}
+		n += k
+	}
+	return len(p), nil
+}
+
+// Closed reports whether the latest run's stdin was closed (or there is
+// no run yet).
+func (in *Input) Closed() bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.run == nil || in.closed
+}
+
+// Close ends the program's stdin (end of file, as Ctrl-D at a terminal):
+// the program reads what was written before, then EOF. Closing again does
+// nothing.
+func (in *Input) Close() error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.run == nil || in.closed {
+		return nil
+	}
+	in.closed = true
+	return in.run.send(fmt.Appendf(nil, "{\"input\":%q,\"eof\":true}\n", in.run.nonce))
 }
 
 // Close ends the program (if it has not ended) and gives the Tracer back.

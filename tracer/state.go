@@ -160,6 +160,9 @@ type Program struct {
 type Context struct {
 	Args  []string // sys.argv[1:]
 	Stdin []byte   // the program's standard input; nil: empty (EOF at once)
+	// Input, when set, is a live run's standard input instead of Stdin:
+	// what the user types (live.go, Input); whole runs ignore it.
+	Input *Input `json:"-"`
 	// Writable gives the program a writable copy of its folder (in its
 	// scratch tmpfs, mounted at the folder's path) instead of the folder
 	// itself read-only; nothing it writes reaches the host.
@@ -184,4 +187,13 @@ type Trace struct {
 	// Traceback is Python's traceback of an uncaught exception (exit
 	// error), from the first program frame on, as `python FILE` prints it.
 	Traceback string `json:"traceback,omitempty"`
+	// Unrecorded, for a live run, holds where it went on untraced
+	// (Pause.Untraced): for each value i, the program ran unrecorded after
+	// States[i-1]; States[i:] come after the gap (when it was interrupted)
+	// and Exit after the last one. Increasing; empty for a whole run.
+	Unrecorded []int `json:"unrecorded,omitempty"`
+	// Resumed holds, for each interrupt in such a stretch, the index of
+	// the first state recorded for an event after it: the states from the
+	// gap up to it are call states standing for the stack it found.
+	Resumed []int `json:"resumed,omitempty"`
 }

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -142,6 +143,13 @@ type Options struct {
 	// a worker restart when the caller knows it.
 	ProgramDir string
 
+	// HashSeed is the worker's PYTHONHASHSEED (a decimal in [0, 4294967295]);
+	// "" is 0, deterministic set and str-hash order for traces and data sets.
+	// Every run of a Tracer has the worker's seed (runs fork one interpreter,
+	// whose hash secret is fixed when it starts), as restarts under one
+	// `python3 -m pdb` share one.
+	HashSeed string
+
 	noMemView   bool // tests: use the portable list probe
 	noAudit     bool // tests: no audit hooks, so that only the kernel sandbox guards
 	noFastClone bool // tests: the two-step (fork, unshare, fork) program start
@@ -258,6 +266,18 @@ func (t *Tracer) Info() Info {
 	return t.info
 }
 
+// hashSeed is the worker's PYTHONHASHSEED: Options.HashSeed when it is a
+// valid seed, else 0.
+func (t *Tracer) hashSeed() string {
+	if n, err := strconv.ParseUint(t.opts.HashSeed, 10, 32); err == nil {
+		return strconv.FormatUint(n, 10)
+	}
+	return "0"
+}
+
+// HashSeed is the PYTHONHASHSEED the tracer's programs run with.
+func (t *Tracer) HashSeed() string { return t.hashSeed() }
+
 // Limits returns the limits used when Trace is called without its own.
 func (t *Tracer) Limits() Limits { return t.opts.Limits }
 
@@ -276,7 +296,7 @@ func (t *Tracer) start() error {
 	}
 	env := []string{
 		"PATH=/usr/local/bin:/usr/bin:/bin",
-		"PYTHONHASHSEED=0", // deterministic set and dict-of-str order
+		"PYTHONHASHSEED=" + t.hashSeed(), // 0: deterministic set-of-str order (see Options.HashSeed)
 		"PYTHONDONTWRITEBYTECODE=1",
 		"PYTHONIOENCODING=utf-8",
 		"LANG=C.UTF-8",
@@ -438,6 +458,7 @@ type request struct {
 	Writable bool     `json:"writable,omitempty"` // Dir becomes a writable copy
 	Hide     []string `json:"hide,omitempty"`     // bound folders this program must not see
 	Live     bool     `json:"live,omitempty"`     // pause and take requests (live.go)
+	Input    bool     `json:"input,omitempty"`    // a live run's stdin is a pipe ndb writes (Context.Input)
 }
 
 // MaxStdin bounds Context.Stdin.
@@ -709,6 +730,12 @@ func (t *Tracer) request(p Program, source string, lim Limits, live bool) (reque
 	dir, err := contextRequest(p, &req)
 	if err != nil {
 		return request{}, nil, err
+	}
+	if live && p.Context != nil && p.Context.Input != nil {
+		if p.Context.Stdin != nil {
+			return request{}, nil, errors.New("tracer: a program's stdin is Context.Stdin or Context.Input, not both")
+		}
+		req.Input, req.Stdin = true, nil // the worker's pipe, fed by Input
 	}
 	if t.sandboxed() {
 		// The worker sees only the folders it was started with: bind the

@@ -25,10 +25,18 @@
 #   ("t", text): the traceback of an uncaught exception (program frames);
 #   ("p", reason): the child is paused after the event just sent (reason ""
 #     at a pause the filter asked for, "interrupt", "jump", "postmortem");
-#   ("r", ok, text, changes): the answer to an eval while paused.
+#   ("r", ok, text, changes): the answer to an eval while paused;
+#   ("u",): from here on the program runs untraced (a "go" with "untraced":
+#     nothing is recorded until an interrupt, which sends a call record for
+#     each program frame on the stack and ("u", 1), then pauses, or until
+#     the end).
 # Go -> child while paused (through the worker): 4-byte little-endian length
-# + JSON: {"op": "go", "depth", "frames", "lines", "funcs", "exceptions"},
+# + JSON: {"op": "go", "depth", "frames", "lines", "funcs", "exceptions",
+# "untraced"},
 # {"op": "eval", "src", "mode", "level"}, {"op": "jump", "line"}.
+# A live run with "input" reads its stdin from a pipe the worker writes:
+# Go sends {"input": nonce, "data": base64} and {"input": nonce, "eof": true}
+# (the user's terminal; docs/debugger.md, "The program's input").
 # keys: the frame's full ordered key list, only when it changed; changes:
 # [index, repr, ...] of values that changed, or None.
 
@@ -62,6 +70,7 @@ REPR_SECONDS = 0.2  # a single user-defined __repr__ may run this long
 FLUSH_RECORDS = 4096
 EVAL_SECONDS = 5  # an expression typed at a live stop may run this long
 EVAL_CHARS = 1 << 20  # and print this much
+INPUT_PENDING = 1 << 20  # a live run's input not yet read by the program
 MESSAGE_CHARS = 16 << 10  # an exit's reason (ndb's decoder refuses longer ones)
 YIELD_VALUE = dis.opmap.get("YIELD_VALUE", -1)
 GEN_FLAGS = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine, async generator
@@ -418,7 +427,7 @@ def _make_audit_hook(roots, state):
     return hook
 
 
-def _run_child(req, wfd, scratch, libc, ns=False, cfd=None):
+def _run_child(req, wfd, scratch, libc, ns=False, cfd=None, ifd=None):
     lim = req["limits"]
     live_on = cfd is not None
     if ns:
@@ -437,6 +446,10 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None):
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
     os.close(devnull)
+    if ifd is not None:
+        # a live run's input: the read end of a pipe only ndb's worker writes
+        os.dup2(ifd, 0)
+        os.close(ifd)
     iso = {"ns": ns, "proc": False, "tmpfs": False, "seccomp": False}
     if ns:
         iso["proc"], iso["tmpfs"] = _isolate_program(libc, scratch, wfd, SCRATCH_BYTES, cfd)
@@ -465,7 +478,7 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None):
                 context_error = "ndb: cannot copy the program's folder into its %d MiB scratch directory: %s" % (
                     SCRATCH_BYTES >> 20, e)
     stdin = req.get("stdin")
-    if stdin is not None:
+    if stdin is not None and ifd is None:
         data = binascii.a2b_base64(stdin)
         try:
             fd = os.memfd_create("stdin")
@@ -560,8 +573,11 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None):
         if out and not flushing[0]:
             flushing[0] = True
             try:
-                data = marshal.dumps(out, 2)
-                out.clear()
+                # by count: a signal handler may append records meanwhile
+                # (an interrupt in an untraced stretch: reattach)
+                n = len(out)
+                data = marshal.dumps(out[:n], 2)
+                del out[:n]
                 if batch[0] < FLUSH_RECORDS:
                     batch[0] *= 2
                 _write_all(wfd, struct.pack("<I", len(data)) + data)
@@ -588,9 +604,135 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None):
     # at the next event once interrupted (pz[5], set by SIGUSR2). ndb's pdb
     # simulation decides which of these pauses is a stop.
     pz = [1 << 30, frozenset(), frozenset(), frozenset(), False, False]
+    # A "go" with "untraced" (pdb's continue with no breakpoint: nothing
+    # but an interrupt can stop the program) drops tracing altogether, as
+    # bdb's set_continue does: the program runs at full speed and records
+    # nothing; ("u",) marks the gap in the trace. An interrupt traces again.
+    untraced = [False]
+    untraced_base = [None]  # the outermost program frame when tracing was dropped
+
+    def go_untraced(frame):
+        out.append(("u",))
+        flush()
+        sys.settrace(None)
+        f = frame
+        while f is not None:  # bdb's set_continue: no frame keeps a local trace
+            f.f_trace = None
+            if f.f_globals is g and f.f_code.co_filename == fname_prog:
+                untraced_base[0] = f
+            f = f.f_back
+        untraced[0] = True
+        if pz[5]:  # an interrupt came in between: it found tracing still on
+            reattach(frame)
+
+    def reattach(frame):
+        """Trace again from an interrupt in an untraced stretch: the
+        program frames on the stack get a call record (their line and
+        locals as they are now; new numbers for frames entered unrecorded),
+        and frames that ended unrecorded are forgotten."""
+        stack = []
+        f = frame
+        while f is not None:
+            if f.f_globals is g and f.f_code.co_filename == fname_prog:
+                stack.append(f)
+            f = f.f_back
+        if not stack:
+            return  # the program's code has ended (its exit is being sent)
+        untraced[0] = False
+        stack.reverse()
+        keep = {}
+        for depth, f in enumerate(stack):
+            st = frames.get(f)
+            code = f.f_code
+            if st is None:
+                counter[1] += 1
+                st = [counter[1], depth, None, None, None, None, 0,
+                      bool(code.co_flags & GEN_FLAGS), not (code.co_flags & 0x2), None, None, None, code.co_name]
+            st[1] = depth
+            keep[f] = st
+            call_record(st, f, f.f_lineno)
+            f.f_trace = local_trace
+        append(("u", 1))  # the records above stand for the stack, not for events
+        frames.clear()
+        frames.update(keep)
+        sys.settrace(global_trace)
+
+    def call_record(st, f, line):
+        """A call record for frame f, which is past its call: its locals
+        are its arguments (as at a call event: pdb's `a` reads them), the
+        next record of the frame sends all of them again."""
+        code = f.f_code
+        n = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x4) + bool(code.co_flags & 0x8)
+        d = f.f_locals
+        keys = [k for k in code.co_varnames[:n] if k in d]
+        changes = []
+        for i, k in enumerate(keys):
+            changes.append(i)
+            changes.append(brepr(d[k], repr_limit))
+        append((0, line, st[0], st[1], changes, keys, code.co_name, int(st[7]), 0))
+        st[2] = None  # unknown: the next delta is a whole one
+        st[11] = None
+        st[6] = 0
+
+    def untraced_unwind(e):
+        """The uncaught exception's way out of an untraced stretch, as a
+        traced run records it (post-mortem's frames: ndb's exceptionChain):
+        each program frame of the traceback gets a call record, outermost
+        first, then an exception and a return record, innermost first."""
+        chain = []  # (frame, line), outermost first
+        tb = e.__traceback__
+        while tb is not None:
+            f = tb.tb_frame
+            if f.f_globals is g and f.f_code.co_filename == fname_prog:
+                chain.append((f, tb.tb_lineno))
+            tb = tb.tb_next
+        frames.clear()
+        r = brepr(e, repr_limit)
+        sts = []
+        for depth, (f, line) in enumerate(chain):
+            counter[1] += 1
+            code = f.f_code
+            st = [counter[1], depth, None, None, None, None, 0,
+                  bool(code.co_flags & GEN_FLAGS), not (code.co_flags & 0x2), None, None, None, code.co_name]
+            call_record(st, f, line)
+            sts.append(st)
+        for (f, line), st in reversed(list(zip(chain, sts))):
+            for ev, arg in ((3, r), (2, "None")):
+                changes = locals_delta(st, f)
+                if st[11] is None:
+                    append((ev, line, st[0], st[1], arg, changes))
+                else:
+                    append((ev, line, st[0], st[1], arg, changes, st[11]))
+                    st[11] = None
+
+    def untraced_end():
+        """The normal end of an untraced stretch: the outermost program
+        frame's call and return records (its line when it returned, its
+        locals), as untraced_unwind records an uncaught exception's frames,
+        so the end shows the last line run."""
+        f = untraced_base[0]
+        if f is None:
+            return
+        counter[1] += 1
+        code = f.f_code
+        st = [counter[1], 0, None, None, None, None, 0,
+              bool(code.co_flags & GEN_FLAGS), not (code.co_flags & 0x2), None, None, None, code.co_name]
+        line = f.f_lineno
+        call_record(st, f, line)
+        changes = locals_delta(st, f)
+        if st[11] is None:
+            append((2, line, st[0], st[1], "None", changes))
+        else:
+            append((2, line, st[0], st[1], "None", changes, st[11]))
+
     if live_on:
         def on_interrupt(signum, frame):
             pz[5] = True
+            if untraced[0]:
+                try:
+                    reattach(frame)
+                except BaseException as e:
+                    recorder_failed(e)
         signal.signal(signal.SIGUSR2, on_interrupt)
 
         def sink(text):
@@ -715,6 +857,8 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None):
                 pz[3] = frozenset(msg.get("funcs") or ())
                 pz[4] = bool(msg.get("exceptions"))
                 pz[5] = False  # an interrupt that came while it waited is void
+                if msg.get("untraced") and frame is not None:
+                    go_untraced(frame)
                 return
             if op == "eval":
                 try:
@@ -1068,9 +1212,14 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None):
             run_main()
         finally:
             guard[0] = False
-            if sys.gettrace() is not global_trace:
+            if sys.gettrace() is not global_trace and not untraced[0]:
                 trace_lost[0] = True
             sys.settrace(None)
+        if untraced[0]:
+            try:
+                untraced_end()
+            except BaseException:
+                pass  # the exit still comes; the last line does not
         finish("normal")
     except SystemExit as e:
         c = e.code
@@ -1099,6 +1248,11 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None):
             text = "".join(traceback.format_exception(type(e), e, first))
         except BaseException:
             pass
+        if untraced[0]:
+            try:
+                untraced_unwind(e)
+            except BaseException:
+                pass  # the exit and traceback still come; the frames do not
         out.append(("t", text[:EVAL_CHARS]))
         finish("error", brepr(e, repr_limit), "")
         if live_on and pm:
@@ -1222,7 +1376,7 @@ class _Requests:
                 return b""
             self.fill()
 
-    def stop_requested(self, nonce, prog=None, cwfd=None):
+    def stop_requested(self, nonce, prog=None, cwfd=None, on_input=None):
         """Called when fd 0 is readable during a run: whether ndb asked to
         stop this run. A live run's requests are passed on: an interrupt
         as SIGUSR2 to the program, a request to a paused child on its pipe
@@ -1251,6 +1405,10 @@ class _Requests:
                     _write_all(cwfd, struct.pack("<I", len(body)) + body)
                 except OSError:
                     pass  # the child is gone: its end of stream follows
+            elif isinstance(msg, dict) and isinstance(msg.get("input"), str):  # a run's request has "input": true
+                if msg["input"] == nonce and on_input is not None:
+                    on_input(msg)
+                # else: for a run that has ended
             elif isinstance(msg, dict) and ("interrupt" in msg or "msg" in msg):
                 pass  # for a run that has ended
             else:
@@ -1377,16 +1535,66 @@ def _read_exact(fd, n, timeout):
     return data
 
 
+class _InputFeed:
+    """A live run's stdin as ndb sends it: written to the program's pipe
+    without blocking the worker (a program that does not read leaves it
+    pending, at most INPUT_PENDING bytes; more is dropped), closed at the
+    "eof" request once all is written."""
+
+    def __init__(self, fd):
+        self.fd = fd
+        self.pending = b""
+        self.eof = False
+        if fd is not None:
+            os.set_blocking(fd, False)
+
+    def waiting(self):
+        return [self.fd] if self.fd is not None and self.pending else []
+
+    def take(self, msg):
+        if self.fd is None:
+            return
+        try:
+            data = binascii.a2b_base64(msg.get("data") or "")
+        except (binascii.Error, TypeError, ValueError):
+            data = b""
+        self.pending = (self.pending + data)[:INPUT_PENDING]
+        self.eof = self.eof or bool(msg.get("eof"))
+        self.write()
+
+    def write(self):
+        while self.fd is not None and self.pending:
+            try:
+                n = os.write(self.fd, self.pending)
+            except BlockingIOError:
+                return
+            except OSError:  # the program closed its stdin, or ended
+                self.pending = b""
+                break
+            self.pending = self.pending[n:]
+        if self.eof and not self.pending:
+            self.close()
+
+    def close(self):
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
 def _start_program(req, scratch, libc):
     """Fork the program's process. Returns (pid to wait for, pid of the
-    program, record fd, status fd, request fd of a live run or None). With namespaces the first is an
+    program, record fd, status fd, request fd of a live run or None, input
+    fd of a live run with "input" or None). With namespaces the first is an
     intermediate process that waits for the program (PID 1 of its own PID
     namespace) and reports its status and CPU time on the status pipe."""
     rfd, wfd = os.pipe()
     _big_pipe(rfd)
     crfd = cwfd = None
+    irfd = iwfd = None
     if req.get("live"):
         crfd, cwfd = os.pipe()
+        if req.get("input"):
+            irfd, iwfd = os.pipe()
     pid = None
     if _CLONE[0] is not None and _PROGRAM_NS[0]:
         try:
@@ -1400,15 +1608,19 @@ def _start_program(req, scratch, libc):
                 os.close(rfd)
                 if cwfd is not None:
                     os.close(cwfd)
+                if iwfd is not None:
+                    os.close(iwfd)
                 _own_maps(libc)
-                st = _run_child(req, wfd, scratch, libc, ns=True, cfd=crfd)
+                st = _run_child(req, wfd, scratch, libc, ns=True, cfd=crfd, ifd=irfd)
             except BaseException:
                 st = 70
             os._exit(st)
         os.close(wfd)
         if crfd is not None:
             os.close(crfd)
-        return pid, pid, rfd, None, cwfd
+        if irfd is not None:
+            os.close(irfd)
+        return pid, pid, rfd, None, cwfd, iwfd
     srfd, swfd = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -1418,6 +1630,8 @@ def _start_program(req, scratch, libc):
             os.close(srfd)
             if cwfd is not None:
                 os.close(cwfd)
+            if iwfd is not None:
+                os.close(iwfd)  # else the program never sees its input's end
             os.setpgid(0, 0)
             if libc is not None:
                 libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -1429,14 +1643,14 @@ def _start_program(req, scratch, libc):
             if not ns:
                 os.write(swfd, struct.pack("<i", os.getpid()))
                 os.close(swfd)
-                status = _run_child(req, wfd, scratch, libc, cfd=crfd)
+                status = _run_child(req, wfd, scratch, libc, cfd=crfd, ifd=irfd)
             else:
                 gpid = os.fork()
                 if gpid == 0:
                     st = 70
                     try:
                         os.close(swfd)
-                        st = _run_child(req, wfd, scratch, libc, ns=True, cfd=crfd)
+                        st = _run_child(req, wfd, scratch, libc, ns=True, cfd=crfd, ifd=irfd)
                     except BaseException:
                         st = 70
                     os._exit(st)
@@ -1452,9 +1666,11 @@ def _start_program(req, scratch, libc):
     os.close(swfd)
     if crfd is not None:
         os.close(crfd)
+    if irfd is not None:
+        os.close(irfd)
     head = _read_exact(srfd, 4, 10)
     prog = struct.unpack("<i", head)[0] if len(head) == 4 else pid
-    return pid, prog, rfd, srfd, cwfd
+    return pid, prog, rfd, srfd, cwfd, iwfd
 
 
 def _probe_isolation(base, libc):
@@ -1463,7 +1679,7 @@ def _probe_isolation(base, libc):
     scratch = os.path.join(base, "probe")
     os.mkdir(scratch, 0o700)
     req = {"probe": True, "limits": {}}
-    pid, prog, rfd, srfd, _ = _start_program(req, scratch, libc)
+    pid, prog, rfd, srfd, _, _ = _start_program(req, scratch, libc)
     data = _read_exact(rfd, 4096, 10)
     os.close(rfd)
     try:
@@ -1491,7 +1707,8 @@ def _handle(req, base, seq, libc, reqs):
     scratch = os.path.join(base, str(seq))
     os.mkdir(scratch, 0o700)
     start = time.monotonic()
-    pid, prog, rfd, srfd, cwfd = _start_program(req, scratch, libc)
+    pid, prog, rfd, srfd, cwfd, iwfd = _start_program(req, scratch, libc)
+    feed = _InputFeed(iwfd)
     deadline = start + timeout
     if cwfd is not None:
         deadline = float("inf")  # ndb times a live run, which waits at its pauses
@@ -1506,10 +1723,12 @@ def _handle(req, base, seq, libc, reqs):
                 timed_out = True
                 _drain_after_signal(prog, rfd)
                 break
-            r, _, _ = select.select([rfd, 0], [], [], None if left == float("inf") else left)
+            r, w, _ = select.select([rfd, 0], feed.waiting(), [], None if left == float("inf") else left)
+            if w:
+                feed.write()
             if not r:
                 continue
-            if 0 in r and reqs.stop_requested(nonce, prog, cwfd):
+            if 0 in r and reqs.stop_requested(nonce, prog, cwfd, feed.take):
                 stopped = True
                 break
             if rfd not in r:
@@ -1530,6 +1749,7 @@ def _handle(req, base, seq, libc, reqs):
         os.close(rfd)
         if cwfd is not None:
             os.close(cwfd)
+        feed.close()
         alive = False
         if not timed_out and not too_big and not stopped:
             alive = not _exits_soon(pid, 0.2)
@@ -1623,7 +1843,7 @@ def main():
         except ValueError as e:
             _send(b"E", json.dumps({"worker_error": "bad request: %s" % e}).encode())
             continue
-        if "stop" in req or "interrupt" in req or "msg" in req:
+        if "stop" in req or "interrupt" in req or "msg" in req or isinstance(req.get("input"), str):
             continue  # for a run that has ended
         try:
             _handle(req, base, seq, libc, reqs)

@@ -6,8 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -29,52 +27,22 @@ type debugProgram struct {
 	Limits    tracer.Limits
 }
 
-// debugEngine builds the Backend of one --engine. close releases what it
-// holds (a tracer worker, a model); it may be nil.
-type debugEngine func(ctx context.Context, p debugProgram) (b debugger.Backend, close func() error, err error)
+// debugEngineFlags are debug's engine options (--model, --openai-*).
+var debugEngineFlags engineFlags
 
-// debugEngines maps --engine names to their constructors: the one place
-// engines plug into `ndb debug`. Another file of this package adds one
-// with `func init() { debugEngines["model"] = newModelBackend }`.
-var debugEngines = map[string]debugEngine{
-	"real": newRealBackend,
-}
-
-// debugExtra returns the extra terminal commands of an engine (the neural
-// session's back, resample, set, verify); nil for none. Set by engines.go.
-var debugExtra func(engine string, p debugProgram) (extra *repl.Extra, close func() error)
-
-// debugDefaultEngine is --engine's default.
-var debugDefaultEngine = "real"
-
-// newBackend returns the Backend of engine for p.
-func newBackend(ctx context.Context, engine string, p debugProgram) (debugger.Backend, func() error, error) {
-	mk, ok := debugEngines[engine]
-	if !ok {
-		names := make([]string, 0, len(debugEngines))
-		for n := range debugEngines {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		return nil, nil, fmt.Errorf("unknown engine %q (have: %s)", engine, strings.Join(names, ", "))
-	}
-	return mk(ctx, p)
-}
-
-// newRealBackend opens a live session of the real engine: the program runs
-// under the tracer only as far as the commands need and waits at the stop
-// where the user is, so expressions evaluate in its frames. The backend
-// holds the program's process until Session.Close (its engine is closed
-// with it). A program that cannot start is refused by startedOrErr once
-// the session has its first stop.
-func newRealBackend(ctx context.Context, p debugProgram) (debugger.Backend, func() error, error) {
-	e := engine.NewReal(engine.Options{Python: p.Python, NoSandbox: p.NoSandbox, Limits: p.Limits, Workers: 1, Live: true})
-	b, err := e.Open(ctx, p.Program)
-	if err != nil {
-		e.Close()
-		return nil, nil, err
-	}
-	return b, e.Close, nil
+// debugRegistry holds the engines of one `ndb debug` run: an
+// engine.Registry, as dap, mcp and eval get theirs, on this run's options.
+// The real engine is live: the program runs under the tracer only as far as
+// the commands need and waits at the stop where the user is, so
+// expressions evaluate in its frames (the backend holds the program's
+// process until Session.Close); its one pooled worker traces for verify.
+// A program that cannot start is refused by startedOrErr once the session
+// has its first stop.
+func debugRegistry(p debugProgram) *engine.Registry {
+	opts := debugEngineFlags.options()
+	opts.Python, opts.NoSandbox, opts.Limits = p.Python, p.NoSandbox, p.Limits
+	opts.Workers, opts.Live = 1, true
+	return engine.NewRegistry(opts)
 }
 
 // startedOrErr: a program that cannot start (it or the --call expression
@@ -148,12 +116,15 @@ the program runs only as far as the commands need and waits at the stop, so p, p
 and ! (or any line that is no command) evaluate in its frames, its output is printed as it
 is written, Ctrl-C stops a running command where the program is, and an uncaught exception
 enters pdb's post-mortem. --timeout interrupts one command that runs longer (0: never);
---max-events bounds the whole run.
+--max-events bounds the events recorded (a c with no breakpoint runs at full speed,
+unrecorded, as under pdb; reverse commands after it re-run the program: docs/debugger.md).
 
 FILE runs as "python FILE ARGS" runs it (docs/tracer.md, "Program context"): its folder
 is visible read-only and is the working directory and sys.path[0], __file__ and sys.argv
 are set as Python sets them, ARGS after -- are sys.argv[1:], --stdin FILE feeds its
-standard input (--batch reads the debugger's commands from ndb's own stdin).
+standard input (--batch reads the debugger's commands from ndb's own stdin). Without
+--stdin, on a terminal, the live program reads what you type while a command runs, as
+under pdb (input() works; Ctrl-D ends its input; at the prompt you type commands).
 A program that does not compile, or a --call that fails by itself, exits non-zero.
 
 With --batch, commands are read from stdin one per line and the answers are JSON lines: the
@@ -166,7 +137,9 @@ line's "output".`,
 
 func init() {
 	f := debugCmd.Flags()
-	f.StringVar(&debugFlags.engine, "engine", debugDefaultEngine, "engine that answers the commands: real (runs the program under the tracer)")
+	// The default is the registry's policy (engine.DefaultName): model when
+	// a default model exists, else real; a --model makes it model too.
+	f.StringVar(&debugFlags.engine, "engine", engine.DefaultName(engine.Options{}), "engine that answers the commands: real (runs the program under the tracer), model (ndb's model predicts every state), openai or cwm (an OpenAI-compatible endpoint)")
 	f.StringVar(&debugFlags.call, "call", "", "debug one call of a function of FILE, e.g. 'f(1, \"a\")'")
 	f.StringVar(&debugFlags.python, "python", "python3", "Python interpreter for the real engine")
 	f.BoolVar(&debugFlags.batch, "batch", false, "read commands from stdin, answer JSON lines")
@@ -174,6 +147,7 @@ func init() {
 	debugFlags.live.add(f)
 	debugFlags.sandbox.add(f)
 	debugFlags.context.add(f)
+	debugEngineFlags.add(f, false)
 	rootCmd.AddCommand(debugCmd)
 }
 
@@ -208,15 +182,31 @@ func runDebug(cmd *cobra.Command, args []string) error {
 	}
 	prog := debugProgram{Path: path, Python: debugFlags.python, Program: p,
 		NoSandbox: debugFlags.sandbox.noSandbox, Limits: lim}
-	if debugFlags.engine == engine.Real {
-		warnFolder(cmd.ErrOrStderr(), p, prog.NoSandbox)
+	reg := debugRegistry(prog)
+	defer reg.Close()
+	name := debugFlags.engine
+	if !cmd.Flags().Changed("engine") {
+		name = reg.Default()
 	}
-	b, closeFn, err := newBackend(ctx, debugFlags.engine, prog)
+	eng, err := reg.Get(name, "")
 	if err != nil {
 		return err
 	}
-	if closeFn != nil {
-		defer closeFn()
+	if eng.Name() == engine.Real {
+		warnFolder(cmd.ErrOrStderr(), p, prog.NoSandbox)
+	}
+	// On a terminal the live program reads what the user types while a
+	// command runs, as under pdb; --stdin FILE and --batch keep theirs
+	// (docs/debugger.md, "The program's input").
+	var input *tracer.Input
+	if eng.Name() == engine.Real && !debugFlags.batch && p.Context != nil && p.Context.Stdin == nil &&
+		cmd.InOrStdin() == os.Stdin && term.IsTerminal(int(os.Stdin.Fd())) {
+		input = tracer.NewInput()
+		p.Context.Input = input
+	}
+	b, err := eng.Open(ctx, p)
+	if err != nil {
+		return err
 	}
 	s, err := debugger.NewSession(ctx, b)
 	if err != nil {
@@ -233,13 +223,10 @@ func runDebug(cmd *cobra.Command, args []string) error {
 	stdinTTY := in == os.Stdin && term.IsTerminal(int(os.Stdin.Fd()))
 	stdoutTTY := out == os.Stdout && term.IsTerminal(int(os.Stdout.Fd()))
 	color := debugFlags.color == "always" || (debugFlags.color == "auto" && stdoutTTY)
-	opts := repl.Options{Name: filepath.Base(path), Color: color && !debugFlags.batch, Engine: debugFlags.engine, Timeout: debugFlags.live.timeout}
-	if debugExtra != nil {
-		extra, closeExtra := debugExtra(debugFlags.engine, prog)
-		if closeExtra != nil {
-			defer closeExtra()
-		}
-		opts.Extra = extra
+	opts := repl.Options{Name: filepath.Base(path), Color: color && !debugFlags.batch, Engine: eng.Name(), Timeout: debugFlags.live.timeout,
+		Extra: neuralCommands(eng.Name(), reg)}
+	if input != nil {
+		opts.Input = input
 	}
 	t := repl.New(s, opts)
 	if debugFlags.batch {

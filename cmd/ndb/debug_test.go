@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"ndb/debugger"
+	"ndb/engine"
 	"ndb/repl"
 	"ndb/tracer"
 )
@@ -57,8 +58,9 @@ func TestDebugBatchCommand(t *testing.T) {
 // with the first clause of its help; resample, set and verify all read
 // "Model engines" once, so their one-line summaries must differ.
 func TestNeuralCommandHelpSummaries(t *testing.T) {
-	extra, closeExtra := neuralCommands("model", debugProgram{Python: "python3"})
-	defer closeExtra()
+	reg := engine.NewRegistry(engine.Options{Python: "python3", Workers: 1})
+	defer reg.Close()
+	extra := neuralCommands("model", reg)
 	trace := &tracer.Trace{Source: "x = 1\n", Exit: tracer.Exit{Kind: tracer.ExitNormal},
 		States: []tracer.State{{Event: tracer.EventLine, Lineno: 1, Function: "<module>", Src: "x = 1", Frame: 1}}}
 	s, err := debugger.NewSession(context.Background(), debugger.NewTraceBackend(trace))
@@ -160,7 +162,9 @@ func TestDebugLive(t *testing.T) {
 			t.Errorf("%v: %v", bad, err)
 		}
 	}
-	out, err = runDebugBatch(t, "c\n", "--max-events", "50", long)
+	// with a breakpoint `c` records (without one it runs untraced and
+	// counts no event: docs/debugger.md, "Long runs")
+	out, err = runDebugBatch(t, "b 4\nc\n", "--max-events", "50", long)
 	if err != nil || !strings.Contains(out, `{"event":"exit","exit":"never","arg":"events"`) {
 		t.Errorf("--max-events 50: %v\n%s", err, out)
 	}

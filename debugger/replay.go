@@ -1,0 +1,162 @@
+package debugger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+
+	"ndb/tracer"
+)
+
+// Full speed between stops (docs/debugger.md, "Long runs"). pdb's continue
+// with no breakpoint turns tracing off (pdbSim.tracingOff), and so does the
+// live run (tracer.Pause.Untraced): the program runs to its end, or to an
+// interrupt, with nothing recorded, and the trace marks the gap
+// (Trace.Unrecorded). A reverse command from past such a gap is answered
+// exactly by running the program again from its start, recorded (the
+// same program, arguments, input and hash seed: the engine's StartRun),
+// and checking that this second run is the first one: the same states up
+// to the gap, the same output, traceback and exit. The recorded run then
+// replaces the first, and the command moves in its trace. Where it is not
+// the same (the program reads the time, randomness from the OS, input it
+// was typed, or races threads) the command is refused: ErrUnrecordedPast.
+
+// ErrUnrecordedPast is returned by a reverse command whose past was run
+// unrecorded and cannot be recorded again exactly.
+var ErrUnrecordedPast = errors.New("the program ran unrecorded since the last stop (c with no breakpoint runs at full speed, as pdb does)")
+
+// pastUnrecorded reports whether stop s of the backend's trace comes after
+// a stretch the program ran unrecorded.
+func (b *TraceBackend) pastUnrecorded(s Stop) bool {
+	u := b.tr.T.Unrecorded
+	if b.live == nil || len(u) == 0 {
+		return false
+	}
+	return s.IsExit() && s.Exit != ExitInvEntry || s.Index >= u[0]
+}
+
+// recordPast makes the past of stop s recorded again when it was run
+// unrecorded (see above); a no-op otherwise. On success the backend's
+// trace is the new run's: positions up to the first gap are the same, and
+// the exit is the new trace's (PosOf s again).
+func (b *TraceBackend) recordPast(ctx context.Context, s Stop) error {
+	if !b.pastUnrecorded(s) {
+		return nil
+	}
+	if b.noPastOf == b.tr {
+		return b.noPast
+	}
+	l := b.live
+	want := b.tr.T // the first run's (a failed replay leaves it so)
+	if want.Exit.Kind == "" {
+		// An interrupted untraced stretch: where the program is cannot be
+		// found again in a new run (no event was counted on the way), so
+		// reverse commands move only in what was recorded since (backTo).
+		return nil
+	}
+	gap := want.Unrecorded[0]
+	if l.args != nil {
+		ctx = context.WithValue(ctx, runArgsKey{}, l.args)
+	}
+	// The worker serves one run at a time: the first run (maybe waiting in
+	// post-mortem) is closed; the new one, if it is the same, takes its place.
+	l.run.Close()
+	run, err := l.start(ctx, func(string) {})
+	if err != nil {
+		l.err = err
+		b.noPastOf = b.tr
+		b.noPast = fmt.Errorf("%w; running it again to record it failed: %v", ErrUnrecordedPast, err)
+		return b.noPast
+	}
+	l.mu.Lock()
+	l.run = run // Interrupt (Ctrl-C) reaches the replay
+	l.mu.Unlock()
+	why, interrupted := "", false
+	for why == "" && !run.Ended() {
+		if err := run.Resume(ctx, tracer.Pause{Depth: -1}); err != nil {
+			why = err.Error()
+			break
+		}
+		switch reason, ok := run.Paused(); {
+		case !ok || run.Ended():
+		case reason == tracer.PauseTimeout:
+			why = fmt.Sprintf("recording it again took longer than the time limit (%v, --timeout)", run.Timeout())
+		case reason == tracer.PauseInterrupt:
+			why, interrupted = "recording it again was interrupted", true
+		}
+	}
+	got := run.Trace()
+	if why == "" {
+		why = samePast(want, got, gap)
+	}
+	if why != "" {
+		// The session stays at its stop; the new run is not the first.
+		run.Close()
+		err := fmt.Errorf("%w, and running it again from its start does not reproduce this run exactly (%s): reverse commands cannot go back past the `c`; restart, or set a breakpoint before continuing", ErrUnrecordedPast, why)
+		if !interrupted { // asking again would answer the same
+			b.noPastOf, b.noPast = b.tr, err
+		}
+		return err
+	}
+	// Conditions evaluated past the gap were evaluated at indexes of the
+	// first run's trace.
+	maps.DeleteFunc(l.conds, func(k condKey, _ condValue) bool { return k.index >= gap })
+	b.tr = NewTree(got)
+	b.tr.more = b.more
+	b.cacheSim = nil
+	return nil
+}
+
+// samePast says how trace got (recorded whole) differs from want (with
+// gaps from index gap on): "" when it has want's states before the gap,
+// its output, traceback and exit.
+func samePast(want, got *tracer.Trace, gap int) string {
+	switch {
+	case len(got.Unrecorded) > 0:
+		return "the new run was not recorded whole"
+	case got.Exit.Kind == tracer.ExitNever && got.Exit.Reason != want.Exit.Reason:
+		return fmt.Sprintf("the new run was stopped by a limit: %s %s", got.Exit.Reason, got.Exit.Error)
+	case got.Exit != want.Exit:
+		return fmt.Sprintf("its exit differs: %s %q %q %d, then %s %q %q %d", want.Exit.Kind, want.Exit.Error, want.Exit.Reason, want.Exit.Code,
+			got.Exit.Kind, got.Exit.Error, got.Exit.Reason, got.Exit.Code)
+	case got.Stdout != want.Stdout:
+		return "its output differs"
+	case got.Traceback != want.Traceback:
+		return "its traceback differs"
+	case len(got.States) < gap || !reflect.DeepEqual(got.States[:gap], want.States[:gap]):
+		return "its states before the `c` differ (a ! statement or a jump changed the first run, or the program is not deterministic)"
+	}
+	return ""
+}
+
+// backTo checks the target q of a reverse command (after recordPast): in
+// a run that was interrupted in an untraced stretch and goes on, only the
+// states recorded since that interrupt can be gone back to, not the call
+// states that stand for the stack it found, nor anything before the gap.
+func (b *TraceBackend) backTo(q Pos) error {
+	t := b.tr.T
+	if b.live == nil || len(t.Unrecorded) == 0 || t.Exit.Kind != "" {
+		return nil
+	}
+	floor := resumedAt(t)
+	if q.LineCall && q.Index >= 0 && q.Index < len(b.tr.end) && b.tr.end[q.Index] >= floor {
+		return nil // the session steps on into the calls' last state (Session.Do)
+	}
+	if q.Index < floor {
+		return fmt.Errorf("%w and was interrupted: reverse commands go back only to where it was interrupted, not into the unrecorded stretch; restart (or set a breakpoint before c) to travel back in that part of the run", ErrUnrecordedPast)
+	}
+	return nil
+}
+
+// resumedAt is the first state recorded for an event after t's last
+// gap, past the call states sent for the stack at its interrupt
+// (Trace.Resumed); the end of the trace if it has none.
+func resumedAt(t *tracer.Trace) int {
+	g := t.Unrecorded[len(t.Unrecorded)-1]
+	if r := t.Resumed; len(r) > 0 && r[len(r)-1] >= g {
+		return r[len(r)-1]
+	}
+	return len(t.States)
+}

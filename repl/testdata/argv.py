@@ -1,0 +1,4 @@
+import sys
+
+args = sys.argv[1:]
+print(len(args))
