@@ -39,3 +39,14 @@ func (a Action) Valid() bool {
 	}
 	return a.Inverse()
 }
+
+// Moves are pdb's movement commands and ndb's reverse ones by their short
+// names (s, n, unt, r, c; rs, rn, rr, rc), the one spelling that the
+// terminal's command table, the measures (eval session) and the engine
+// tests read; the terminal adds aliases and help.
+var Moves = map[string]Command{
+	"s": {Action: StepInto}, "n": {Action: StepOver}, "unt": {Action: StepOver, Until: true},
+	"r": {Action: StepReturn}, "c": {Action: Continue},
+	"rs": {Action: InvStepInto}, "rn": {Action: InvStepOver}, "rr": {Action: InvStepCall},
+	"rc": {Action: Continue, Backward: true},
+}

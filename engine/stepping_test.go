@@ -212,26 +212,14 @@ func runTable(t *testing.T, b debugger.Backend, cmds string) []string {
 			}
 			out = append(out, c)
 			continue
-		case "s":
-			cmd.Action = debugger.StepInto
-		case "n":
-			cmd.Action = debugger.StepOver
 		case "unt":
 			cmd = debugger.Command{Action: debugger.StepOver, Until: true, Line: n}
-		case "r":
-			cmd.Action = debugger.StepReturn
-		case "c":
-			cmd.Action = debugger.Continue
-		case "rs":
-			cmd.Action = debugger.InvStepInto
-		case "rn":
-			cmd.Action = debugger.InvStepOver
-		case "rr":
-			cmd.Action = debugger.InvStepCall
-		case "rc":
-			cmd = debugger.Command{Action: debugger.Continue, Backward: true}
 		default:
-			t.Fatalf("unknown command %q", c)
+			m, ok := debugger.Moves[word]
+			if !ok {
+				t.Fatalf("unknown command %q", c)
+			}
+			cmd = m
 		}
 		if _, err := s.Do(ctx, cmd); err != nil {
 			if errorKind(err) == "other" {

@@ -500,29 +500,11 @@ func drawCommand(r *rand.Rand, rs *debugger.Session, lines []int) (string, debug
 	if cur.IsExit() { // inv_exit_entry: everything is ahead
 		idx = -1
 	}
-	var cmd debugger.Command
+	cmd := debugger.Moves[strings.TrimPrefix(name, "b+")]
 	switch name {
-	case "s":
-		cmd.Action = debugger.StepInto
-	case "n":
-		cmd.Action = debugger.StepOver
-	case "r":
-		cmd.Action = debugger.StepReturn
-	case "unt":
-		cmd = debugger.Command{Action: debugger.StepOver, Until: true}
-	case "c":
-		cmd.Action = debugger.Continue
 	case "b+c":
-		cmd.Action = debugger.Continue
 		brk = pick(idx+1, len(lines))
-	case "rs":
-		cmd.Action = debugger.InvStepInto
-	case "rn":
-		cmd.Action = debugger.InvStepOver
-	case "rr":
-		cmd.Action = debugger.InvStepCall
 	case "b+rc":
-		cmd = debugger.Command{Action: debugger.Continue, Backward: true}
 		brk = pick(0, idx)
 	}
 	return name, cmd, brk
