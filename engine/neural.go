@@ -84,15 +84,6 @@ func NewNeural(p tracer.Program, pred Predictor, base Draw) (*Neural, error) {
 	return b, nil
 }
 
-// programSource is the text line numbers refer to, as the tracer builds it.
-func programSource(p tracer.Program) string {
-	src := strings.ReplaceAll(strings.ReplaceAll(p.Source, "\r\n", "\n"), "\r", "\n")
-	if p.Call != "" {
-		return tracer.WrapCall(src, strings.TrimSpace(p.Call))
-	}
-	return src
-}
-
 // staticStart is the first stop, known without running anything: main's
 // call for a --call program (SPEC section 5), else the first line event of
 // the module as pdb shows it.
@@ -100,7 +91,7 @@ func staticStart(ix *sourceIndex, p tracer.Program) (debugger.Stop, bool, error)
 	if strings.ContainsAny(p.Call, "\r\n") {
 		return debugger.Stop{}, false, fmt.Errorf("engine: call %q must be a single line", p.Call)
 	}
-	if p.Call != "" {
+	if strings.TrimSpace(p.Call) != "" {
 		for n := len(ix.lines); n >= 1; n-- {
 			if ix.lines[n-1] == "def main():" {
 				return debugger.Stop{State: tracer.State{Event: tracer.EventCall, Lineno: n, Function: "main",
@@ -551,33 +542,13 @@ func (b *Neural) predict(ctx context.Context, hist []debugger.Step, step format.
 	if err != nil {
 		return debugger.Stop{}, err
 	}
-	f, err := parseFrame(out, step.Action.Inverse())
+	f, err := format.ParsePredicted(out, step.Action.Inverse())
 	if err != nil {
 		return debugger.Stop{}, fmt.Errorf("engine: the model wrote no valid frame: %w", err)
 	}
 	st := b.toStop(hist, f, step.Action, wantLine)
 	st.Predicted, st.Confidence = true, conf
 	return st, nil
-}
-
-// parseFrame reads a predicted frame, tolerating the ways servers cut it
-// (with or without the stop text) and trailing end tokens.
-func parseFrame(text string, inverse bool) (format.Frame, error) {
-	text = strings.TrimPrefix(text, format.TokFrameSep)
-	var firstErr error
-	for _, t := range []string{text, text + format.TokActionSep, text + format.TokEndOfText, text + format.TokTraceEnd + format.TokEndOfText} {
-		f, err := format.ParseFrame(t)
-		if err == nil {
-			if f.Kind.Inverse() != inverse {
-				return format.Frame{}, fmt.Errorf("frame %s does not fit a %s step", f.Kind, map[bool]string{true: "backward", false: "forward"}[inverse])
-			}
-			return f, nil
-		}
-		if firstErr == nil {
-			firstErr = err
-		}
-	}
-	return format.Frame{}, firstErr
 }
 
 // toStop places a predicted frame: line, function, depth, complete locals.

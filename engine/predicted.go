@@ -35,7 +35,7 @@ func (c *predicted) init(p tracer.Program, pred Predictor, base Draw) error {
 	if pred == nil {
 		return errors.New("engine: no predictor")
 	}
-	source := programSource(p)
+	source := tracer.TracedSource(p)
 	if format.ContainsSpecialToken(source) {
 		return errors.New("engine: the program text contains a special token of the model's format")
 	}
