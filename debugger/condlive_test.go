@@ -62,9 +62,8 @@ func TestLiveConditions(t *testing.T) {
 	}
 	step(rc, "'mint'")
 	step(rs, "'kiwi'")
-	step(rc, "exit") // no earlier crossing where it held: before the start
-	step(c, "")      // from before the start: the first stop
-	step(c, "'mint'")
+	step(rc, "exit")  // no earlier crossing where it held: before the start
+	step(c, "'mint'") // from before the start: the program runs again to the breakpoint
 	step(c, "'moss'")
 	step(c, "exit")
 
