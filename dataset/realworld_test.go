@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"ndb/model/train"
 	"ndb/tracer"
@@ -94,27 +93,8 @@ func TestRealWorldFixture(t *testing.T) {
 // file importing a module that is not installed fails at import (script
 // dropped, its call has no states), an endless loop is out of bounds.
 func TestRealWorldTraces(t *testing.T) {
-	s, err := loadFiles(SourceRealWorld, SourceRealWorld, realWorldFixture, nil, true, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	python, err := tracer.ResolvePython("python3")
-	if err != nil {
-		t.Skipf("no python: %v", err)
-	}
-	tr, err := tracer.New(tracer.Options{Python: python, Limits: tracer.Limits{Timeout: 5 * time.Second, MaxEvents: 2000}})
-	if err != nil {
-		t.Skipf("no tracer: %v", err)
-	}
-	defer tr.Close()
 	got := map[string]string{}
-	for i := 0; i < s.Len(); i++ {
-		it, _ := s.Item(i)
-		res, err := tr.Trace(context.Background(), it.Program)
-		if err != nil {
-			t.Fatalf("%s: %v", it.ID, err)
-		}
-		why := s.DropTrace(it, res)
+	traceFileUnits(t, SourceRealWorld, realWorldFixture, func(it Item, res *tracer.Trace, why string) {
 		if why == "" {
 			why = "kept:" + string(res.Exit.Kind)
 		}
@@ -122,7 +102,7 @@ func TestRealWorldTraces(t *testing.T) {
 		if it.ID == "realworld/pymotw__collections__counter_demo" && res.Stdout != "a 3\nb 2\n" {
 			t.Errorf("script stdout %q", res.Stdout)
 		}
-	}
+	})
 	want := map[string]string{
 		"realworld/keon__algorithms__maths__gcd/0":    "kept:" + tracer.ExitNormal,
 		"realworld/keon__algorithms__maths__gcd/1":    "kept:" + tracer.ExitNormal,

@@ -188,30 +188,12 @@ func TestFileDropTrace(t *testing.T) {
 // calls run without the main block, the scripts run it, the looping script
 // is dropped out of bounds.
 func TestTheAlgorithmsTraces(t *testing.T) {
-	s, err := loadFiles(SourceTheAlgorithms, SourceTheAlgorithms, theAlgoFixture, nil, true, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	python, err := tracer.ResolvePython("python3")
-	if err != nil {
-		t.Skipf("no python: %v", err)
-	}
-	tr, err := tracer.New(tracer.Options{Python: python, Limits: tracer.Limits{Timeout: 5 * time.Second, MaxEvents: 2000}})
-	if err != nil {
-		t.Skipf("no tracer: %v", err)
-	}
-	defer tr.Close()
 	drops := map[string]string{}
-	for i := 0; i < s.Len(); i++ {
-		it, _ := s.Item(i)
-		res, err := tr.Trace(context.Background(), it.Program)
-		if err != nil {
-			t.Fatalf("%s: %v", it.ID, err)
-		}
+	traceFileUnits(t, SourceTheAlgorithms, theAlgoFixture, func(it Item, res *tracer.Trace, why string) {
 		if it.Program.Call != "" && res.Stdout != "" {
 			t.Errorf("%s: the call printed %q (main block ran?)", it.ID, res.Stdout)
 		}
-		if why := s.DropTrace(it, res); why != "" {
+		if why != "" {
 			drops[it.ID] = why
 		}
 		if it.ID == "thealgorithms/maths__tiny_sum" && !strings.Contains(res.Stdout, "3\n4") {
@@ -220,7 +202,7 @@ func TestTheAlgorithmsTraces(t *testing.T) {
 		if it.Program.Call == "root(-1)" && res.Exit.Kind != tracer.ExitError {
 			t.Errorf("root(-1): %+v", res.Exit)
 		}
-	}
+	})
 	want := map[string]string{"thealgorithms/other__tiny_loop": SkipOutOfBounds}
 	if len(drops) != len(want) || drops["thealgorithms/other__tiny_loop"] != SkipOutOfBounds {
 		t.Fatalf("drops %v, want %v", drops, want)
