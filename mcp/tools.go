@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -154,7 +153,7 @@ func addBreak(ds *debugger.Session, bp BreakpointSpec) error {
 		if bp.Line != 0 {
 			return errors.New("give a line or a function, not both")
 		}
-		line := FunctionLine(ds.Source(), f)
+		line := debugger.FunctionLine(ds.Source(), f)
 		if line == 0 {
 			return fmt.Errorf("the program defines no function %q", f)
 		}
@@ -163,28 +162,6 @@ func addBreak(ds *debugger.Session, bp BreakpointSpec) error {
 		return errors.New("a breakpoint needs a line (1 or more) or a function")
 	}
 	return ds.AddBreak(spec)
-}
-
-// FunctionLine is where pdb's `b FUNC` puts a breakpoint once the def has
-// run: the code's co_firstlineno, the line of the first "def NAME(" (its
-// first decorator's line for a decorated function); 0 when none.
-func FunctionLine(source, name string) int {
-	if !debugger.IsName(name) {
-		return 0
-	}
-	re := regexp.MustCompile(`^\s*(async\s+)?def\s+` + regexp.QuoteMeta(name) + `\s*\(`)
-	lines := debugger.SourceLines(source)
-	for i, l := range lines {
-		if re.MatchString(l) {
-			first := i + 1
-			indent := l[:len(l)-len(strings.TrimLeft(l, " \t"))]
-			for first > 1 && strings.HasPrefix(lines[first-2], indent+"@") {
-				first--
-			}
-			return first
-		}
-	}
-	return 0
 }
 
 // answer is the compact stop st of ss, with the program's output meanwhile
@@ -412,7 +389,7 @@ func (s *Server) breakpoint(ctx context.Context, in BreakpointIn) (Breakpoints, 
 	defer s.release(ss)
 	switch {
 	case in.Clear && in.Line == 0 && strings.TrimSpace(in.Function) != "":
-		line := FunctionLine(ss.s.Source(), strings.TrimSpace(in.Function))
+		line := debugger.FunctionLine(ss.s.Source(), strings.TrimSpace(in.Function))
 		if line == 0 {
 			return Breakpoints{}, "", fmt.Errorf("the program defines no function %q", in.Function)
 		}
