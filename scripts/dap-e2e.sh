@@ -8,16 +8,8 @@
 # or npm is missing (scripts/install-deps.sh installs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-  echo "dap-e2e: SKIPPED: node and npm are not on PATH (scripts/install-deps.sh installs them from Debian)" >&2
-  exit 0
-fi
-if [ -z "${NDB_BIN:-}" ]; then
-  "${GO:-go}" build -o bin/ndb ./cmd/ndb # up to date in a moment when nothing changed
-  NDB_BIN=bin/ndb
-fi
-NDB_BIN=$(cd "$(dirname "$NDB_BIN")" && pwd)/$(basename "$NDB_BIN")
-export NDB_BIN
+. scripts/e2e-common.sh
+e2e_setup dap-e2e
 cd dap/e2e
 echo "dap-e2e: node $(node --version), npm $(npm --version), $NDB_BIN" >&2
 npm ci --no-audit --no-fund --loglevel=error

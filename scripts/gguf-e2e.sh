@@ -12,20 +12,13 @@
 # linux-x64 (the only prebuilt binary installed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-  echo "gguf-e2e: SKIPPED: node and npm are not on PATH (scripts/install-deps.sh installs them from Debian)" >&2
-  exit 0
-fi
 if [ "$(uname -s)-$(uname -m)" != "Linux-x86_64" ]; then
   echo "gguf-e2e: SKIPPED: only linux-x64's llama.cpp binary is installed, this is $(uname -s)-$(uname -m)" >&2
   exit 0
 fi
 GO=${GO:-go}
-if [ -z "${NDB_BIN:-}" ]; then
-  "$GO" build -o bin/ndb ./cmd/ndb # up to date in a moment when nothing changed
-  NDB_BIN=bin/ndb
-fi
-NDB_BIN=$(cd "$(dirname "$NDB_BIN")" && pwd)/$(basename "$NDB_BIN")
+. scripts/e2e-common.sh
+e2e_setup gguf-e2e
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # The embedded model, as both sides must use the same one.
