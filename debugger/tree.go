@@ -152,6 +152,13 @@ func (tr *Tree) Forward() *Node {
 // inv_line_call twin, which holds the callees' states reversed. The plain
 // copy of such a state has no children. Its pre-order is the order in which
 // repeated inv_step_into visits positions.
+//
+// The state that makes calls is normally a line (SPEC 2), but not always:
+// CPython resumes a generator with a call event at the line it was
+// suspended on, and a `yield from` (or a call) there runs with no line
+// event before it. That resumption call gets the twin as a line does, and
+// the format shows the twin as an inv_line_call frame of its line
+// (format.Builder), so a backward step can still enter or skip the calls.
 func (tr *Tree) Inverse() *Node {
 	var level func(last int) []*Node
 	level = func(last int) []*Node {

@@ -88,10 +88,12 @@ type SessionScore struct {
 	// Misplaced counts right stops the engine placed at another line
 	// number, function or depth than the real one (SamePlace).
 	Misplaced int `json:"misplaced"`
-	// SpecDiffers counts the `b LINE` + c whose pdb stop is not the SPEC
-	// breakpoint action's (SessionResult.SpecDiffers).
-	SpecDiffers int `json:"spec_differs"`
-	StartWrong  int `json:"start_wrong"` // sessions whose first stop (before any command) already differed
+	// SpecDiffers counts the `b LINE` + c (with no other breakpoint set)
+	// whose pdb stop is not the SPEC breakpoint action's
+	// (SessionResult.SpecDiffers).
+	SpecDiffers  int `json:"spec_differs"`
+	SpecCompared int `json:"spec_compared"` // the `b LINE` + c with no other breakpoint set
+	StartWrong   int `json:"start_wrong"`   // sessions whose first stop (before any command) already differed
 	// FirstWrong counts the first wrong stops by the field that differed
 	// (exit, event, line, locals, value; error: the engine failed) and by the command
 	// that led there.
@@ -159,6 +161,7 @@ func (s *SessionScore) add(r SessionResult, ks []int) {
 	s.Compared += r.Compared
 	s.Misplaced += r.Misplaced
 	s.SpecDiffers += r.SpecDiffers
+	s.SpecCompared += r.SpecCompared
 	if r.Wrong >= 0 {
 		s.FirstWrong[r.Field]++
 		if r.Wrong < len(r.Commands) {
@@ -184,14 +187,18 @@ type SessionResult struct {
 	// len(Commands) when the start already differed, -1 when none was.
 	Wrong     int `json:"wrong"`
 	Misplaced int `json:"misplaced,omitempty"` // right stops placed elsewhere (SamePlace)
-	// SpecDiffers counts the compared `b LINE` + c whose pdb stop is not
-	// the SPEC breakpoint action's (specBreak): a model trained on the
-	// SPEC's action answers those differently from pdb.
-	SpecDiffers int    `json:"spec_differs,omitempty"`
-	Field       string `json:"field,omitempty"` // what differed first (see SessionScore.FirstWrong)
-	Pred        string `json:"pred,omitempty"`  // the wrong stop, and the real one
-	Real        string `json:"real,omitempty"`
-	Error       string `json:"error,omitempty"` // the measured engine's error, when it failed
+	// SpecDiffers counts the compared `b LINE` + c (with no other
+	// breakpoint set) whose pdb stop is not the SPEC breakpoint action's
+	// (specBreak): a model trained on the SPEC's action answers those
+	// differently from pdb.
+	SpecDiffers  int    `json:"spec_differs,omitempty"`
+	SpecCompared int    `json:"spec_compared,omitempty"` // the `b LINE` + c with no other breakpoint set
+	Field        string `json:"field,omitempty"`         // what differed first (see SessionScore.FirstWrong)
+	Pred         string `json:"pred,omitempty"`          // the wrong stop, and the real one
+	Real         string `json:"real,omitempty"`
+	Error        string `json:"error,omitempty"` // the measured engine's error, when it failed
+
+	realStops []debugger.Stop // the real session's stops, one per command compared
 }
 
 // SessionReport is the result of RunSessions.
@@ -260,7 +267,10 @@ func RunSessions(ctx context.Context, sets []SourcePrograms, opts SessionOptions
 					traces[pi] = tr
 				}
 				r := rand.New(rand.NewPCG(opts.Seed^0x5e5510, uint64(si)<<48|uint64(n)))
-				res, err := runSession(ctx, opts, np, tr, r)
+				lines := sessionLines(tr)
+				res, err := runSession(ctx, opts, np, tr, func(rs *debugger.Session) (string, debugger.Command, int) {
+					return drawCommand(r, rs, lines)
+				})
 				if err != nil {
 					if ctx.Err() != nil {
 						return nil, ctx.Err()
@@ -327,10 +337,15 @@ func firstLine(s string) string {
 	return s
 }
 
+// commandDraw gives a session's next command from the real session's
+// stop: its name (SessionCommands), the command, and the line of the
+// breakpoint a `b LINE` + c or rc sets first (0: none).
+type commandDraw func(rs *debugger.Session) (name string, cmd debugger.Command, brk int)
+
 // runSession drives one session: a real session over the trace and the
-// measured engine's session, the same commands on both, until the first
-// wrong stop, the real program's end or opts.Stops commands.
-func runSession(ctx context.Context, opts SessionOptions, np NamedProgram, tr *tracer.Trace, r *rand.Rand) (SessionResult, error) {
+// measured engine's session, the same commands (from draw) on both, until
+// the first wrong stop, the real program's end or opts.Stops commands.
+func runSession(ctx context.Context, opts SessionOptions, np NamedProgram, tr *tracer.Trace, draw commandDraw) (SessionResult, error) {
 	res := SessionResult{Program: np.ID, Wrong: -1}
 	tb := debugger.NewTraceBackend(tr)
 	rs, err := debugger.NewSession(ctx, tb)
@@ -348,19 +363,24 @@ func runSession(ctx context.Context, opts SessionOptions, np NamedProgram, tr *t
 	if err != nil {
 		return res, err
 	}
-	lines := sessionLines(tr)
-	// do runs one command; a `b LINE` serves its one continue (as tbreak
-	// would), so no breakpoint stays to stop later steps: the format's
-	// step actions know no breakpoints.
+	// do runs one command. A `b LINE` stays set, as in pdb: later commands
+	// (n, r, unt, c, rc) stop there too when they reach it, on every engine
+	// (a model engine rolls such a command out by predicted steps under
+	// pdb's rules, debugger.Rollout). A breakpoint whose command the
+	// session refused is taken back, so both sides keep the same ones.
 	do := func(s *debugger.Session, cmd debugger.Command, brk int) (debugger.Stop, error) {
-		s.ClearBreaks()
-		defer s.ClearBreaks()
-		if brk > 0 {
-			if err := s.SetBreak(brk); err != nil {
-				return s.Current(), err
-			}
+		if brk <= 0 {
+			return s.Do(ctx, cmd)
 		}
-		return s.Do(ctx, cmd)
+		had := slices.Contains(s.Breaks(), brk)
+		if err := s.SetBreak(brk); err != nil {
+			return s.Current(), err
+		}
+		st, err := s.Do(ctx, cmd)
+		if err != nil && !had {
+			s.ClearBreak(brk)
+		}
+		return st, err
 	}
 	if ok, field := SameStop(ms.Current(), rs.Current(), false); !ok {
 		res.Wrong, res.Field = 0, field
@@ -371,7 +391,7 @@ func runSession(ctx context.Context, opts SessionOptions, np NamedProgram, tr *t
 		if cur.IsExit() && cur.Exit != debugger.ExitInvEntry {
 			break // the program ended: the model cannot go back from there
 		}
-		name, cmd, brk := drawCommand(r, rs, lines)
+		name, cmd, brk := draw(rs)
 		spec := specBreak(rs, tb, brk, cmd)
 		want, rerr := do(rs, cmd, brk)
 		if rerr != nil {
@@ -380,7 +400,9 @@ func runSession(ctx context.Context, opts SessionOptions, np NamedProgram, tr *t
 		}
 		res.Commands = append(res.Commands, name)
 		res.Compared++
+		res.realStops = append(res.realStops, want)
 		if spec != nil {
+			res.SpecCompared++
 			if ok, _ := SameStop(*spec, want, false); !ok {
 				res.SpecDiffers++
 			}
@@ -409,7 +431,7 @@ func runSession(ctx context.Context, opts SessionOptions, np NamedProgram, tr *t
 			if cur := rs.Current(); cur.IsExit() && cur.Exit != debugger.ExitInvEntry {
 				break
 			}
-			_, cmd, brk := drawCommand(r, rs, lines)
+			_, cmd, brk := draw(rs)
 			if _, err := do(rs, cmd, brk); err != nil {
 				refused++
 			} else {
@@ -422,12 +444,17 @@ func runSession(ctx context.Context, opts SessionOptions, np NamedProgram, tr *t
 	return res, nil
 }
 
-// specBreak is, for a `b LINE` + c, the stop of the SPEC's breakpoint
-// action at the real session's stop (the first state of any event on the
-// line's text), which is what the model engine asks the model for; nil for
-// other commands. pdb's continue stops at the line's next line event.
+// specBreak is, for a `b LINE` + c with no other breakpoint set, the stop
+// of the SPEC's breakpoint action at the real session's stop (the first
+// state of any event on the line's text), which is what the model engine
+// asks the model for; nil for other commands (with several breakpoints the
+// model engine rolls the continue out by steps). pdb's continue stops at
+// the line's next line event.
 func specBreak(rs *debugger.Session, tb *debugger.TraceBackend, brk int, cmd debugger.Command) *debugger.Stop {
 	if brk == 0 || cmd.Backward || cmd.Action != debugger.Continue {
+		return nil
+	}
+	if set := rs.Breaks(); len(set) > 1 || len(set) == 1 && set[0] != brk {
 		return nil
 	}
 	p, ok := tb.PosOf(rs.Current())
@@ -621,7 +648,7 @@ func (r *SessionReport) JSON() map[string]any {
 func (s *SessionScore) JSON(ks []int) map[string]any {
 	out := map[string]any{"sessions": s.Sessions, "programs": s.Programs, "mean_right_before": s.MeanRightBefore(),
 		"mean_length": frac(s.Length, s.Sessions), "compared": s.Compared, "start_wrong": s.StartWrong, "misplaced": s.Misplaced,
-		"spec_differs":      s.SpecDiffers,
+		"spec_differs": s.SpecDiffers, "spec_compared": s.SpecCompared,
 		"first_wrong_field": s.FirstWrong, "first_wrong_command": s.FirstWrongCmd}
 	for _, k := range ks {
 		out[fmt.Sprintf("all_right@%d", k)] = s.Frac(k)
@@ -691,8 +718,8 @@ func (r *SessionReport) Markdown() string {
 	if r.Overall.Misplaced > 0 {
 		fmt.Fprintf(&b, "\nRight stops the engine placed at another line number, function or depth: %d of %d\n", r.Overall.Misplaced, r.Overall.Compared)
 	}
-	if v := r.Overall.ByCommand["b+c"]; v != nil {
-		fmt.Fprintf(&b, "\n`b LINE` + c where pdb's stop is not the SPEC breakpoint action's (what the model engine asks): %d of %d\n", r.Overall.SpecDiffers, v[0])
+	if r.Overall.SpecCompared > 0 {
+		fmt.Fprintf(&b, "\n`b LINE` + c with no other breakpoint set where pdb's stop is not the SPEC breakpoint action's (what the model engine asks): %d of %d\n", r.Overall.SpecDiffers, r.Overall.SpecCompared)
 	}
 	if len(r.Skipped) > 0 {
 		var ks []string

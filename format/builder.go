@@ -86,9 +86,8 @@ func (b *Builder) At(tree *debugger.Tree, p debugger.Pos, via debugger.Action) (
 		}
 		return b.Exit(k), nil
 	}
-	// The state itself: Tree.State names the twin's event inv_line_call,
-	// which lineCall says here.
-	return b.Frame(t.States[p.Index], p.LineCall, via)
+	s, _ := tree.State(p)
+	return b.state(s, via)
 }
 
 // Stop returns the frame showing st, reached by action via: its exit
@@ -102,7 +101,17 @@ func (b *Builder) Stop(st debugger.Stop, via debugger.Action) (Frame, error) {
 		}
 		return b.Exit(k), nil
 	}
-	s := st.State
+	return b.state(st.State, via)
+}
+
+// state returns the frame of s, a state as Tree.State and Stop hold it: an
+// inv_line_call twin (in an inverse trajectory) shows the line its state
+// stands at, whatever that state's own event. Besides a line that made
+// calls, the twin can be a call state: CPython resumes a generator with a
+// call event at the line it was suspended on, and a `yield from` or a call
+// on that line runs with no line event before it (docs/debugger.md, calls
+// hanging off a non-line state).
+func (b *Builder) state(s tracer.State, via debugger.Action) (Frame, error) {
 	lineCall := s.Event == debugger.KindInvLineCall
 	if lineCall {
 		s.Event = tracer.EventLine

@@ -146,6 +146,63 @@ func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt)
 }
 
+// evalEnv is what an eval subcommand has opened before it measures (evalFlags.open).
+type evalEnv struct {
+	ctx  context.Context
+	dump io.Writer             // the --dump file; nil without one
+	sets []eval.SourcePrograms // the held-out programs, for a command that takes them
+	eng  *evalEngines
+	undo []func() // in opening order
+}
+
+// close releases what open opened, the last opened first.
+func (e *evalEnv) close() {
+	for i := len(e.undo) - 1; i >= 0; i-- {
+		e.undo[i]()
+	}
+	e.undo = nil
+}
+
+// open is the prelude every eval subcommand runs, in this order: the
+// held-out flags' check (held nil: the command takes no programs), the
+// command's own check (nil: none), the --dump file (before any work, so
+// that a bad path costs none), the interrupt context, the held-out
+// programs and the engines. On an error nothing stays open.
+func (f *evalFlags) open(held *heldOutFlags, check func() error, dumpPath string) (*evalEnv, error) {
+	if held != nil {
+		if err := held.check(); err != nil {
+			return nil, err
+		}
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return nil, err
+		}
+	}
+	r := &evalEnv{}
+	fail := func(err error) (*evalEnv, error) {
+		r.close()
+		return nil, err
+	}
+	dump, closeDump, err := openDump(dumpPath)
+	if err != nil {
+		return nil, err
+	}
+	r.dump, r.undo = dump, append(r.undo, closeDump)
+	ctx, cancel := signalContext()
+	r.ctx, r.undo = ctx, append(r.undo, cancel)
+	if held != nil {
+		if r.sets, err = held.sets(f.dataDir, int64(f.seed)); err != nil {
+			return fail(err)
+		}
+	}
+	if r.eng, err = f.engines(); err != nil {
+		return fail(err)
+	}
+	r.undo = append(r.undo, r.eng.Close)
+	return r, nil
+}
+
 func evalCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "eval",
@@ -178,39 +235,28 @@ and --programs DIR alongside: --n examples per action are drawn from each, and t
 a table (JSON: "by_source") of each source's scores next to the overall ones.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := held.check(); err != nil {
-				return err
-			}
-			if f.k == 1 || f.k < 0 {
-				return errors.New("--k is the number of samples for exact match@k: 0 (off) or at least 2")
-			}
-			dumpTo, closeDump, err := openDump(dump)
+			env, err := f.open(&held, func() error {
+				if f.k == 1 || f.k < 0 {
+					return errors.New("--k is the number of samples for exact match@k: 0 (off) or at least 2")
+				}
+				return nil
+			}, dump)
 			if err != nil {
 				return err
 			}
-			defer closeDump()
-			ctx, cancel := signalContext()
-			defer cancel()
-			sets, err := held.sets(f.dataDir, int64(f.seed))
-			if err != nil {
-				return err
-			}
+			defer env.close()
+			ctx, sets, eng := env.ctx, env.sets, env.eng
 			var progs []eval.NamedProgram
 			for _, set := range sets {
 				progs = append(progs, set.Programs...)
 			}
-			eng, err := f.engines()
-			if err != nil {
-				return err
-			}
-			defer eng.Close()
 			pred := eng.pred
 			if f.jumpSteps > 0 {
 				pred = nil // the backend's stepping answers, from the true history
 			}
 			opts := eval.NextStateOptions{N: n, HorizonN: horizonN, PerTrace: perTrace, Seed: f.seed,
 				Real: eng.real, Predictor: pred, Engine: eng.engine, K: f.k, PDBSemantics: pdbSemantics,
-				ForwardOnly: eng.engine.Name() == engine.CWMName, Dump: dumpTo}
+				ForwardOnly: eng.engine.Name() == engine.CWMName, Dump: env.dump}
 			if !f.quiet {
 				fmt.Fprintf(os.Stderr, "ndb eval next-state: %d held-out programs, engine %s, sampling examples...\n", len(progs), eng.engine.Name())
 			}
@@ -340,13 +386,12 @@ samples N candidates and reports pass@k, majority vote and forward self-consiste
 			if strings.EqualFold(f.engine, engine.CWMName) && (task == eval.TaskInput || task == "both") {
 				return errors.New("the cwm engine cannot predict inputs: CWM's trace format has no inverse actions (use --task output)")
 			}
-			ctx, cancel := signalContext()
-			defer cancel()
-			eng, err := f.engines()
+			env, err := f.open(nil, nil, "")
 			if err != nil {
 				return err
 			}
-			defer eng.Close()
+			defer env.close()
+			ctx, eng := env.ctx, env.eng
 			sc, err := eval.NewScorer(f.python)
 			if err != nil {
 				return err
@@ -592,31 +637,19 @@ of them) and value, or the same exit (docs/eval.md). Programs: as for next-state
 		Example: `  ndb eval session --programs eval/scripts --source thealgorithms-scripts,realworld-scripts --sessions 30`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := held.check(); err != nil {
-				return err
-			}
-			if sessions <= 0 || stops <= 0 {
-				return errors.New("--sessions and --stops must be positive")
-			}
-			dumpTo, closeDump, err := openDump(dump)
+			env, err := f.open(&held, func() error {
+				if sessions <= 0 || stops <= 0 {
+					return errors.New("--sessions and --stops must be positive")
+				}
+				return nil
+			}, dump)
 			if err != nil {
 				return err
 			}
-			defer closeDump()
-			ctx, cancel := signalContext()
-			defer cancel()
-			sets, err := held.sets(f.dataDir, int64(f.seed))
-			if err != nil {
-				return err
-			}
-			eng, err := f.engines()
-			if err != nil {
-				return err
-			}
-			defer eng.Close()
-			bar := f.bar(sessions*len(sets), "sessions")
-			rep, err := eval.RunSessions(ctx, sets, eval.SessionOptions{Sessions: sessions, Stops: stops, Seed: f.seed,
-				Real: eng.real, Engine: eng.engine, Dump: dumpTo, Progress: func(done, total int) {
+			defer env.close()
+			bar := f.bar(sessions*len(env.sets), "sessions")
+			rep, err := eval.RunSessions(env.ctx, env.sets, eval.SessionOptions{Sessions: sessions, Stops: stops, Seed: f.seed,
+				Real: env.eng.real, Engine: env.eng.engine, Dump: env.dump, Progress: func(done, total int) {
 					if bar != nil {
 						bar.Set(done)
 					}

@@ -1,6 +1,12 @@
 package main
 
 import (
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"ndb/engine"
@@ -52,4 +58,101 @@ func TestEvalMeasuresTheUsersEngine(t *testing.T) {
 	if _, err := (&evalFlags{engine: "model", rerankK: -1}).engines(); err == nil {
 		t.Error("--rerank-k -1 must be refused")
 	}
+}
+
+// TestEvalCommandsPrelude: the prelude the eval subcommands share
+// (evalFlags.open) checks the flags before it creates the --dump file, and
+// a next-state run with every output (--dump, --report, --json) on the real
+// engine writes them all.
+func TestEvalCommandsPrelude(t *testing.T) {
+	for _, c := range []string{"next-state", "session", "cruxeval"} {
+		resetAll(t, []string{"eval", c}) // flags persist from earlier in-process runs
+	}
+	progs := filepath.Join("..", "..", "eval", "testdata", "progs")
+	dir := t.TempDir()
+	crux := filepath.Join(dir, "crux.jsonl")
+	if err := os.WriteFile(crux, []byte(`{"id": "sample_0", "code": "def f(x):\n    return x + 1", "input": "1", "output": "2"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"eval", "next-state", "--engine", "real", "--k", "1"}, "--programs DIR or --source"},
+		{[]string{"eval", "next-state", "--engine", "real", "--programs", progs, "--k", "1"}, "--k is the number of samples"},
+		{[]string{"eval", "session", "--engine", "real", "--programs", progs, "--stops", "0"}, "must be positive"},
+		{[]string{"eval", "next-state", "--engine", "real", "--programs", filepath.Join(dir, "none")}, "not a folder of .py scripts"},
+		{[]string{"eval", "session", "--engine", "nosuch", "--programs", progs}, "nosuch"},
+		{[]string{"eval", "cruxeval", "--engine", "cwm", "--task", "input", "--cruxeval", crux}, "cannot predict inputs"},
+	} {
+		dump := filepath.Join(dir, "dump.jsonl")
+		args := c.args
+		if args[1] != "cruxeval" {
+			args = append(slices.Clone(args), "--dump", dump)
+		}
+		_, err := runNDB(t, append(args, "--quiet")...)
+		resetAll(t, args[:2])
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: err = %v, want %q", c.args, err, c.want)
+		}
+		// a bad flag costs nothing; a bad engine is found after the dump is opened (then left empty)
+		if st, err := os.Stat(dump); err == nil && (c.want != "nosuch" && c.want != "not a folder of .py scripts" || st.Size() != 0) {
+			t.Errorf("%v: the dump file was written (%d bytes)", c.args, st.Size())
+		}
+		os.Remove(dump)
+	}
+
+	dump, rep := filepath.Join(dir, "ns.jsonl"), filepath.Join(dir, "report")
+	out, err := captureStdout(t, func() error {
+		_, err := runNDB(t, "eval", "next-state", "--engine", "real", "--programs", progs, "--n", "2", "--seed", "3",
+			"--quiet", "--json", "--dump", dump, "--report", rep)
+		return err
+	})
+	resetAll(t, []string{"eval", "next-state"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var summary map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &summary); err != nil || summary["seed"] != 3.0 || summary["programs"] != 4.0 {
+		t.Errorf("--json line %q: %v", out, err)
+	}
+	if b, err := os.ReadFile(dump); err != nil || strings.Count(string(b), "\n") < 8 {
+		t.Errorf("--dump: %v, %d lines", err, strings.Count(string(b), "\n"))
+	}
+	for _, name := range []string{"nextstate.md", "nextstate.json"} {
+		if _, err := os.Stat(filepath.Join(rep, name)); err != nil {
+			t.Errorf("--report: %v", err)
+		}
+	}
+}
+
+// resetAll resets the flags of the command at path (they persist between
+// in-process runs).
+func resetAll(t *testing.T, path []string) {
+	t.Helper()
+	cmd, _, err := rootCmd.Find(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resetFlags(cmd)
+}
+
+// captureStdout returns what run printed on os.Stdout (the --json line).
+func captureStdout(t *testing.T, run func() error) (string, error) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stdout
+	os.Stdout = w
+	done := make(chan string)
+	go func() {
+		b, _ := io.ReadAll(r)
+		done <- string(b)
+	}()
+	err = run()
+	os.Stdout = old
+	w.Close()
+	return <-done, err
 }

@@ -1,0 +1,399 @@
+package infer
+
+import (
+	"slices"
+	"strings"
+	"unicode"
+
+	"ndb/format"
+)
+
+// Constrained decoding by the program: the source lines, LOCALS keys and
+// return values a frame of the prompt's program can hold.
+
+// programAllowed keeps a frame to what the prompt's program can show, as
+// the tracer writes it: a source line (after <|src_sep|>) is one of the
+// program's lines that is not blank or a comment, and a key of LOCALS is
+// one of the program's identifiers, ".." (the elision) or ".0" (an
+// implicit comprehension argument), and a return's value is the one
+// returnValues pins, where it does. Text must extend a prefix of an allowed
+// string and the token that closes it must leave a whole one. Every frame
+// ndb gen writes passes (checked on its shards: docs/inference.md), so the
+// rule removes only frames no program state has. With or without a program
+// (r nil), a LOCALS key may not be closed twice: format.CheckFrame refuses
+// the name only once its value starts, and a frame in that dead end used to
+// be cut back and closed with a made-up name ("s0") and no source line.
+func (p *Predictor) programAllowed(cur string, id int, r *programRules) bool {
+	last := lastSpecial(cur)
+	switch {
+	case last == format.TokSrcSep && r != nil:
+		src := cur[strings.LastIndex(cur, format.TokSrcSep)+len(format.TokSrcSep):]
+		if p.tok.IsSpecial(int32(id)) {
+			return r.linesFor(cur).contains(src)
+		}
+		return r.linesFor(cur).hasPrefix(src + p.texts[id])
+	case last == format.TokArgSep && r.valueFor(cur) != "":
+		want, json := r.valueFor(cur), cur[strings.LastIndex(cur, format.TokArgSep)+len(format.TokArgSep):]
+		if p.tok.IsSpecial(int32(id)) {
+			return json == want
+		}
+		return strings.HasPrefix(want, json+p.texts[id])
+	case last == format.TokArgSep && !p.tok.IsSpecial(int32(id)):
+		json := cur[strings.LastIndex(cur, format.TokArgSep)+len(format.TokArgSep):]
+		return r.keysAllowed(r.namesFor(cur), json, json+p.texts[id])
+	}
+	return true
+}
+
+// valueFor is the value the frame text cur must show (returnValues), or "".
+func (r *programRules) valueFor(cur string) string {
+	if r == nil {
+		return ""
+	}
+	for head, v := range r.values {
+		if strings.HasPrefix(cur, head) {
+			return v
+		}
+	}
+	return ""
+}
+
+// programRules are the strings a frame may take from its program.
+type programRules struct {
+	lines sortedSet // executable lines: not blank, not only a comment
+	calls sortedSet // lines and "" (a script's module call shows no line)
+	names sortedSet // identifiers, "..", ".0" to ".9"
+	// per frame kind token: the lines of the running function a step's
+	// answer of that kind may show (stepScopes; nil: no rule)
+	scope map[string]sortedSet
+	// per return frame head: the value it must show (returnValues)
+	values map[string]string
+	scopes *scopeRules
+	memo   map[string]sortedSet // namesFor and linesFor, per frame head
+}
+
+// linesFor is the set a source line of the frame text cur may come from:
+// the running function's lines where stepScopes restricts cur's kind, else
+// any executable line; a forward line frame, whose LOCALS come before its
+// line, keeps only the lines of a function that has every name it wrote.
+func (r *programRules) linesFor(cur string) sortedSet {
+	for tok, l := range r.scope {
+		if strings.HasPrefix(cur, tok) {
+			return r.fitting(l, cur)
+		}
+	}
+	if strings.HasPrefix(cur, format.TokCallSep) || strings.HasPrefix(cur, format.TokInvCallSep) {
+		return r.calls
+	}
+	return r.fitting(r.lines, cur)
+}
+
+// fitting keeps, for a forward line frame cur (its LOCALS come before its
+// line), the lines whose function has every key it wrote (a line that may
+// run in the module keeps any); other frames keep all lines.
+func (r *programRules) fitting(lines sortedSet, cur string) sortedSet {
+	if !strings.HasPrefix(cur, format.TokLineSep) {
+		return lines
+	}
+	keys := closedKeys(cur)
+	memo := "lines\x00" + strings.Join(keys, "\x00")
+	if m, ok := r.memo[memo]; ok {
+		return m
+	}
+	var fit sortedSet
+	for _, l := range lines {
+		if names := r.scopes.namesOf(l, false); names == nil || allContained(names, keys) {
+			fit = append(fit, l)
+		}
+	}
+	r.memo[memo] = fit
+	return fit
+}
+
+// closedKeys lists the LOCALS keys a frame text has closed.
+func closedKeys(cur string) []string {
+	i := strings.Index(cur, format.TokArgSep)
+	if i < 0 {
+		return nil
+	}
+	json := cur[i+len(format.TokArgSep):]
+	if j := strings.Index(json, format.TokSrcSep); j >= 0 {
+		json = json[:j]
+	}
+	var keys []string
+	objectKeys(json, func(key string, _ int, closed bool) bool {
+		if closed {
+			keys = append(keys, key)
+		}
+		return true
+	})
+	return keys
+}
+
+// namesFor is the set the LOCALS keys of the frame text cur may come from:
+// once the frame's line is known (call and inverse frames write it first),
+// the names of the function that line runs in; in a forward line frame,
+// whose line comes last, the names of the functions that still have a line
+// for every name written so far; else (or where the module may be the
+// frame) the program's. Nil for no program.
+func (r *programRules) namesFor(cur string) sortedSet {
+	if r == nil {
+		return nil
+	}
+	i, j := strings.Index(cur, format.TokSrcSep), strings.Index(cur, format.TokArgSep)
+	var names sortedSet
+	switch {
+	case strings.HasPrefix(cur, format.TokLineSep) && i < 0:
+		keys := closedKeys(cur)
+		memo := "names\x00" + strings.Join(keys, "\x00")
+		if m, ok := r.memo[memo]; ok {
+			return m
+		}
+		for _, l := range r.linesFor(cur) {
+			n := r.scopes.namesOf(l, false)
+			if n == nil {
+				names = r.names
+				break
+			}
+			names = append(names, n...)
+		}
+		if len(names) != len(r.names) {
+			names.sort()
+		}
+		r.memo[memo] = names
+		return names
+	case i < 0 || j < i:
+		return r.names
+	}
+	memo := "src\x00" + cur[:j]
+	if m, ok := r.memo[memo]; ok {
+		return m
+	}
+	call := strings.HasPrefix(cur, format.TokCallSep) || strings.HasPrefix(cur, format.TokInvCallSep)
+	if names = r.scopes.namesOf(cur[i+len(format.TokSrcSep):j], call); names == nil {
+		names = r.names
+	}
+	r.memo[memo] = names
+	return names
+}
+
+func allContained(set sortedSet, xs []string) bool {
+	for _, x := range xs {
+		if !set.contains(x) {
+			return false
+		}
+	}
+	return true
+}
+
+// promptRules reads the program from a prompt's header
+// (format.HeaderSource); nil when the prompt has no header.
+func promptRules(prompt string) *programRules {
+	src, err := format.HeaderSource(prompt)
+	if err != nil {
+		return nil
+	}
+	var r programRules
+	for _, l := range strings.Split(src, "\n") {
+		if executable(l) {
+			r.lines = append(r.lines, l)
+		}
+	}
+	r.scopes = programScopes(src)
+	r.scope = r.scopes.stepScopes(prompt)
+	r.values = r.scopes.returnValues(prompt)
+	r.memo = map[string]sortedSet{}
+	r.names = localNames(identifiers(src))
+	r.lines.sort()
+	r.calls = append(sortedSet{""}, r.lines...)
+	return &r
+}
+
+// localNames is the set of LOCALS keys words allow: those that are not
+// Python keywords, and ".." (the elision) and ".0" to ".9" (a
+// comprehension's implicit argument).
+func localNames(words []string) sortedSet {
+	names := sortedSet{"..", ".0", ".1", ".2", ".3", ".4", ".5", ".6", ".7", ".8", ".9"}
+	for _, w := range words {
+		if !pythonKeywords[w] {
+			names = append(names, w)
+		}
+	}
+	names.sort()
+	return names
+}
+
+// pythonKeywords cannot name a variable (Python 3's hard keywords), so they
+// are never a key of LOCALS; a small model otherwise fills a frame with
+// "def", "in" and "if" once it runs out of real names.
+var pythonKeywords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields("False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield") {
+		m[w] = true
+	}
+	return m
+}()
+
+// identifiers lists the Python identifiers of src (every run of letters,
+// digits and underscores that does not start with a digit; keywords and
+// words inside strings too, which only makes the rule looser).
+func identifiers(src string) []string {
+	var out []string
+	start := -1
+	for i, c := range src + " " {
+		word := c == '_' || unicode.IsLetter(c) || unicode.IsDigit(c)
+		switch {
+		case word && start < 0:
+			start = i
+		case !word && start >= 0:
+			if w := src[start:i]; !unicode.IsDigit(rune(w[0])) {
+				out = append(out, w)
+			}
+			start = -1
+		}
+	}
+	return out
+}
+
+// keysAllowed checks the keys of a LOCALS object that the text added to
+// old (making new) wrote or extended: names (any name when r is nil), none
+// twice (an open key must still be able to become a name not
+// used yet). A LOCALS object is flat, string to
+// string, so its even-numbered strings are the keys; a VALUE (a string,
+// not an object) has none. A name needs no JSON escape, so a key with one
+// is never allowed.
+func (r *programRules) keysAllowed(names sortedSet, old, new string) bool {
+	var seen []string
+	return objectKeys(new, func(key string, end int, closed bool) bool {
+		switch {
+		case !closed:
+			return r == nil || names.hasPrefixBesides(key, seen)
+		case end < len(old):
+			seen = append(seen, key)
+			return true
+		case slices.Contains(seen, key):
+			return false
+		}
+		seen = append(seen, key)
+		return r == nil || names.contains(key)
+	})
+}
+
+// objectKeys calls fn with each key of a LOCALS object's text (a flat
+// object, string to string, so its even-numbered strings are the keys),
+// the offset of the key's closing quote and whether the key is closed yet;
+// it stops and returns false when fn does. Text that is not an object has
+// no keys.
+func objectKeys(json string, fn func(key string, end int, closed bool) bool) bool {
+	if !strings.HasPrefix(json, "{") {
+		return true
+	}
+	in, esc, n, start := false, false, -1, 0
+	for j := 0; j < len(json); j++ {
+		switch c := json[j]; {
+		case !in:
+			if c == '"' {
+				in, n, start = true, n+1, j+1
+			}
+		case esc:
+			esc = false
+		case c == '\\':
+			esc = true
+		case c == '"':
+			in = false
+			if n%2 == 0 && !fn(json[start:j], j, true) {
+				return false
+			}
+		}
+	}
+	if in && n%2 == 0 {
+		return fn(json[start:], len(json), false)
+	}
+	return true
+}
+
+// completeOpen finishes a source line or LOCALS key that a frame cut by its
+// token budget left open with the shortest allowed string it starts, so
+// that the frame closed after it still keeps programAllowed's rules.
+func (r *programRules) completeOpen(text string) string {
+	if r == nil {
+		return text
+	}
+	if lastSpecial(text) == format.TokSrcSep {
+		src := text[strings.LastIndex(text, format.TokSrcSep)+len(format.TokSrcSep):]
+		return text + strings.TrimPrefix(r.linesFor(text).shortestWithPrefix(src), src)
+	}
+	i := strings.LastIndex(text, format.TokArgSep)
+	if i < 0 || lastSpecial(text) != format.TokArgSep {
+		return text
+	}
+	objectKeys(text[i+len(format.TokArgSep):], func(key string, _ int, closed bool) bool {
+		if !closed {
+			text += strings.TrimPrefix(r.namesFor(text).shortestWithPrefix(key), key)
+		}
+		return true
+	})
+	return text
+}
+
+// fillSource gives a closed frame whose source line the closers left
+// empty (it was cut before the line) the shortest line the rules allow
+// there.
+func (r *programRules) fillSource(frame string) string {
+	if r == nil {
+		return frame
+	}
+	k := strings.Index(frame, format.TokSrcSep+format.TokActionSep)
+	if k < 0 {
+		k = strings.Index(frame, format.TokSrcSep+format.TokArgSep)
+	}
+	if k < 0 {
+		return frame
+	}
+	at := k + len(format.TokSrcSep)
+	return frame[:at] + r.linesFor(frame[:at]).shortestWithPrefix("") + frame[at:]
+}
+
+// sortedSet is a sorted list of distinct strings.
+type sortedSet []string
+
+func (s *sortedSet) sort() {
+	slices.Sort(*s)
+	*s = slices.Compact(*s)
+}
+
+// hasPrefixBesides reports whether a member other than those of used
+// starts with x.
+func (s sortedSet) hasPrefixBesides(x string, used []string) bool {
+	i, _ := slices.BinarySearch(s, x)
+	for ; i < len(s) && strings.HasPrefix(s[i], x); i++ {
+		if !slices.Contains(used, s[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// shortestWithPrefix is the shortest member starting with x ("" if none).
+func (s sortedSet) shortestWithPrefix(x string) string {
+	best := ""
+	i, _ := slices.BinarySearch(s, x)
+	for ; i < len(s) && strings.HasPrefix(s[i], x); i++ {
+		if best == "" || len(s[i]) < len(best) {
+			best = s[i]
+		}
+	}
+	return best
+}
+
+func (s sortedSet) contains(x string) bool {
+	_, ok := slices.BinarySearch(s, x)
+	return ok
+}
+
+// hasPrefix reports whether some member starts with x: the first member
+// not below x in sorted order is the one, if any is.
+func (s sortedSet) hasPrefix(x string) bool {
+	i, _ := slices.BinarySearch(s, x)
+	return i < len(s) && strings.HasPrefix(s[i], x)
+}
