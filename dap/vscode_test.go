@@ -563,6 +563,16 @@ func TestSetVariable(t *testing.T) {
 			if l := c.locals(1); l["s"] != "[1, 2]" {
 				t.Errorf("locals after setVariable: %v", l)
 			}
+			// The value is one expression over the predicted values.
+			if r := set(c, "t", "s * 2"); !r.GetResponse().Success || r.(*godap.SetVariableResponse).Body.Value != "[1, 2, 1, 2]" {
+				t.Errorf("set t = s * 2: %+v", r)
+			}
+			if r := set(c, "s", "5; import os"); r.GetResponse().Success || !strings.Contains(r.GetResponse().Message, "one Python expression") {
+				t.Errorf("set s = 5; import os: %+v", r.GetResponse())
+			}
+			if l := c.locals(1); l["s"] != "[1, 2]" {
+				t.Errorf("locals after a refused set: %v", l)
+			}
 		} else {
 			c.move("stepIn")
 			if _, top := c.move("stepIn"); top.Name != "f" || top.Line != 14 {
@@ -581,6 +591,16 @@ func TestSetVariable(t *testing.T) {
 			}
 			if r := set(c, "n", "1 +"); r.GetResponse().Success || !strings.Contains(r.GetResponse().Message, "SyntaxError") {
 				t.Errorf("a value that does not compile: %+v", r.GetResponse())
+			}
+			// The name and the value never make one line of source: a value
+			// with a statement is refused and nothing runs.
+			for _, bad := range [][2]string{{"n", "5; import os"}, {"n", "5\nimport os"}, {"n = 5; import os; n", "1"}} {
+				if r := set(c, bad[0], bad[1]); r.GetResponse().Success || !strings.Contains(r.GetResponse().Message, "one Python expression") && !strings.Contains(r.GetResponse().Message, "not a variable name") {
+					t.Errorf("set %q = %q: %+v", bad[0], bad[1], r.GetResponse())
+				}
+			}
+			if l := c.locals(1); l["n"] != "1" || l["os"] != "" {
+				t.Errorf("locals after the refused sets: %v, want n = 1 and no os", l)
 			}
 			c.move("stepBack") // the recorded past: the live program waits elsewhere
 			if r := set(c, "n", "2"); r.GetResponse().Success || !strings.Contains(r.GetResponse().Message, "not waiting here") {

@@ -11,42 +11,11 @@ import (
 	"ndb/tracer"
 )
 
-// What a live backend (the real engine's sessions) adds to a Backend; the
-// Session's methods below use them when the backend has them.
-type (
-	// Evaluator evaluates in the program's real frames where a live run
-	// waits, moves its line, and interrupts it.
-	Evaluator interface {
-		// Eval runs src (tracer.EvalExpr, EvalPretty or EvalExec) in the
-		// level-th frame below stop at's (0: its own; at an error exit, the
-		// frames of the traceback, innermost first); ErrNotLive where the
-		// program does not wait.
-		Eval(ctx context.Context, at Stop, level int, src, mode string) (tracer.EvalResult, error)
-		// Jump moves the frame of the last stop of history to line.
-		Jump(ctx context.Context, history []Step, line int) (Stop, tracer.EvalResult, error)
-		// Interrupt pauses a running command at the program's next event.
-		// Safe from any goroutine.
-		Interrupt()
-	}
-	// Streamer passes the program's output on as it is written.
-	Streamer interface {
-		SetOutput(func(string)) bool
-	}
-	// Restarter runs the program anew.
-	Restarter interface {
-		Restart(ctx context.Context) (Stop, error)
-	}
-	// ArgsRestarter runs the program anew with other arguments.
-	ArgsRestarter interface {
-		RestartWith(ctx context.Context, args []string) (Stop, error)
-	}
-)
-
 // RunArgs are the arguments the last RestartWith gave the program (pdb's
 // sys.argv[1:] after `run ARGS`); nil when none was given.
 func (s *Session) RunArgs() []string {
-	if tb, ok := s.b.(*TraceBackend); ok && tb.live != nil {
-		return slices.Clone(tb.live.args)
+	if lr, ok := s.b.(LiveRunner); ok {
+		return lr.RunArgs()
 	}
 	return nil
 }
@@ -74,11 +43,13 @@ func (s *Session) RestartWith(ctx context.Context, args []string) (Stop, error) 
 // changes the frame's locals changes the current stop's Locals with them:
 // the stop shows the frame as it now is, and the run goes on from there
 // (the trace before it stays as recorded). ErrNotLive where no live
-// program waits.
+// program waits. A model engine's backend (ValueEvaluator) evaluates an
+// expression over the level-th frame's predicted values instead, so every
+// front end's p, watch and evaluate get the same answer there.
 func (s *Session) Eval(ctx context.Context, level int, src, mode string) (tracer.EvalResult, error) {
 	ev, ok := s.b.(Evaluator)
 	if !ok {
-		return tracer.EvalResult{}, ErrNotLive
+		return s.evalValues(ctx, level, src, mode)
 	}
 	res, err := ev.Eval(ctx, s.Current(), level, src, mode)
 	if err == nil && res.Locals != nil && level == 0 && !s.Current().IsExit() {
@@ -87,11 +58,23 @@ func (s *Session) Eval(ctx context.Context, level int, src, mode string) (tracer
 	return res, err
 }
 
+// evalValues is Eval on a backend without a live program: a
+// ValueEvaluator's answer over the level-th frame's values, else
+// ErrNotLive.
+func (s *Session) evalValues(ctx context.Context, level int, src, mode string) (tracer.EvalResult, error) {
+	ve, ok := s.b.(ValueEvaluator)
+	frames := s.Frames()
+	if !ok || level < 0 || level >= len(frames) {
+		return tracer.EvalResult{}, ErrNotLive
+	}
+	return ve.EvalValues(ctx, frames[len(frames)-1-level], src, mode)
+}
+
 // Live reports whether the live program waits at the current stop:
 // Eval and Jump work there.
 func (s *Session) Live() bool {
-	tb, ok := s.b.(*TraceBackend)
-	return ok && tb.liveAt(s.Current())
+	lr, ok := s.b.(LiveRunner)
+	return ok && lr.LiveAt(s.Current())
 }
 
 // Jump moves the live program to line in the current stop's frame, as
@@ -99,11 +82,11 @@ func (s *Session) Live() bool {
 // new position is a step of the history (Command.Jump) at a state of its
 // own; what failed is returned as an error with pdb's text.
 func (s *Session) Jump(ctx context.Context, line int) (Stop, error) {
-	ev, ok := s.b.(Evaluator)
+	j, ok := s.b.(Jumper)
 	if !ok {
 		return s.Current(), ErrNotLive
 	}
-	st, res, err := ev.Jump(ctx, s.history, line)
+	st, res, err := j.Jump(ctx, s.history, line)
 	if err != nil {
 		return s.Current(), err
 	}
@@ -118,8 +101,8 @@ func (s *Session) Jump(ctx context.Context, line int) (Stop, error) {
 // event (pdb's Ctrl-C); the stop has Interrupted set. A no-op for other
 // backends. Unlike the rest of Session, safe from any goroutine.
 func (s *Session) Interrupt() {
-	if ev, ok := s.b.(Evaluator); ok {
-		ev.Interrupt()
+	if in, ok := s.b.(Interrupter); ok {
+		in.Interrupt()
 	}
 }
 
@@ -154,11 +137,11 @@ type PostMortem struct {
 // frames (level 0: the last of Frames).
 func (s *Session) PostMortem() (PostMortem, bool) {
 	cur := s.Current()
-	tb, ok := s.b.(*TraceBackend)
+	rec, ok := s.b.(Recording)
 	if !ok || !cur.IsExit() || cur.Exit != tracer.ExitError {
 		return PostMortem{}, false
 	}
-	t := tb.tr.T
+	t := rec.Tree().T
 	if t.Exit.Reason == "sys.exit" { // pdb: no post-mortem for SystemExit (see ExitNote)
 		return PostMortem{}, false
 	}
@@ -204,12 +187,13 @@ func exceptionChain(t *tracer.Trace) []int {
 // stays at the exit, where reverse commands go on (restart runs it anew).
 func (s *Session) ExitNote() (string, bool) {
 	cur := s.Current()
-	tb, ok := s.b.(*TraceBackend)
-	if !ok || !cur.IsExit() || cur.Exit == ExitInvEntry || tb.tr.T.Exit.Reason != "sys.exit" {
+	rec, ok := s.b.(Recording)
+	if !ok || !cur.IsExit() || cur.Exit == ExitInvEntry || rec.Tree().T.Exit.Reason != "sys.exit" {
 		return "", false
 	}
-	status := strconv.Itoa(tb.tr.T.Exit.Code)
-	if m := sysExitArg.FindStringSubmatch(tb.tr.T.Exit.Error); m != nil {
+	exit := rec.Tree().T.Exit
+	status := strconv.Itoa(exit.Code)
+	if m := sysExitArg.FindStringSubmatch(exit.Error); m != nil {
 		status = m[1] // sys.exit('message'): pdb shows the argument
 	}
 	return "The program exited via sys.exit(). Exit status: " + status, true

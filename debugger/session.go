@@ -169,6 +169,7 @@ const maxRepeats = 100000
 // a front end serialises its requests.
 type Session struct {
 	b       Backend
+	engine  string // the name of the engine that opened b ("" when not known)
 	lines   []string
 	breaks  map[int]bool
 	bps     []*BreakSpec // every breakpoint, in the order set (breaks: their lines)
@@ -178,13 +179,23 @@ type Session struct {
 
 // NewSession starts b and returns a session stopped at its first stop.
 func NewSession(ctx context.Context, b Backend) (*Session, error) {
+	return NewEngineSession(ctx, b, "")
+}
+
+// NewEngineSession is NewSession for a backend that the engine called
+// engine opened (Session.Engine names it to the front ends).
+func NewEngineSession(ctx context.Context, b Backend, engine string) (*Session, error) {
 	st, err := b.Start(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &Session{b: b, lines: SourceLines(b.Source()), breaks: map[int]bool{},
+	return &Session{b: b, engine: engine, lines: SourceLines(b.Source()), breaks: map[int]bool{},
 		history: []Step{{Stop: st}}}, nil
 }
+
+// Engine is the name of the engine whose backend the session drives ("",
+// for a session made by NewSession).
+func (s *Session) Engine() string { return s.engine }
 
 // Output is what the program printed, when the backend ran it (ok false
 // for a predicting backend).
@@ -620,8 +631,8 @@ func (b *BreakSpec) plain() bool {
 // evaluated in the program's frames (the real engine's live sessions);
 // otherwise only Condition's forms over the recorded or predicted reprs.
 func (s *Session) LiveConditions() bool {
-	tb, ok := s.b.(*TraceBackend)
-	return ok && tb.live != nil
+	lr, ok := s.b.(LiveRunner)
+	return ok && lr.IsLive()
 }
 
 // parseCond checks a condition: any Python expression that compiles (as
@@ -730,15 +741,16 @@ func (s *Session) Frames() []Stop {
 	if cur.IsExit() {
 		return nil
 	}
-	if tb, ok := s.b.(*TraceBackend); ok {
-		if p, ok := tb.PosOf(cur); ok && p.Index >= 0 && p.Index < len(tb.tr.T.States) {
+	if rec, ok := s.b.(Recording); ok {
+		tr := rec.Tree()
+		if p, ok := rec.PosOf(cur); ok && p.Index >= 0 && p.Index < len(tr.T.States) {
 			var rev []Stop
-			for i := p.Index; i >= 0; i = tb.tr.parent[i] {
+			for i := p.Index; i >= 0; i = tr.parent[i] {
 				if i == p.Index {
 					rev = append(rev, cur)
 					continue
 				}
-				rev = append(rev, Stop{State: tb.tr.T.States[i], Index: i})
+				rev = append(rev, Stop{State: tr.T.States[i], Index: i})
 			}
 			slices.Reverse(rev)
 			return rev
@@ -788,9 +800,9 @@ func (s *Session) LastRun() (Stop, bool) {
 	if !cur.IsExit() || cur.Exit == ExitInvEntry {
 		return Stop{}, false
 	}
-	if tb, ok := s.b.(*TraceBackend); ok {
-		if n := len(tb.tr.T.States); n > 0 {
-			return tb.StopAt(Pos{Index: n - 1}), true
+	if rec, ok := s.b.(Recording); ok {
+		if n := len(rec.Tree().T.States); n > 0 {
+			return StopAt(rec.Tree(), Pos{Index: n - 1}), true
 		}
 		return Stop{}, false
 	}

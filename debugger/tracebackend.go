@@ -3,6 +3,7 @@ package debugger
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"ndb/tracer"
 )
@@ -44,6 +45,36 @@ func (b *TraceBackend) Source() string { return b.tr.T.Source }
 // Stdout is what the traced program printed (bounded by the tracer's
 // limit); it implements Outputter.
 func (b *TraceBackend) Stdout() string { return b.tr.T.Stdout }
+
+// The capabilities the trace backend declares (capabilities.go); the
+// methods of Evaluator, Jumper, Interrupter, Streamer and the restarters
+// are in live.go.
+var (
+	_ Inspector     = (*TraceBackend)(nil)
+	_ Outputter     = (*TraceBackend)(nil)
+	_ Recording     = (*TraceBackend)(nil)
+	_ LiveRunner    = (*TraceBackend)(nil)
+	_ Evaluator     = (*TraceBackend)(nil)
+	_ Jumper        = (*TraceBackend)(nil)
+	_ Interrupter   = (*TraceBackend)(nil)
+	_ Streamer      = (*TraceBackend)(nil)
+	_ Restarter     = (*TraceBackend)(nil)
+	_ ArgsRestarter = (*TraceBackend)(nil)
+)
+
+// IsLive implements LiveRunner: the trace is a live run's (live.go).
+func (b *TraceBackend) IsLive() bool { return b.live != nil }
+
+// LiveAt implements LiveRunner: the live program waits at s.
+func (b *TraceBackend) LiveAt(s Stop) bool { return b.liveAt(s) }
+
+// RunArgs implements LiveRunner: the arguments of the last RestartWith.
+func (b *TraceBackend) RunArgs() []string {
+	if b.live == nil {
+		return nil
+	}
+	return slices.Clone(b.live.args)
+}
 
 // Start returns pdb's first stop (see pdbStart).
 func (b *TraceBackend) Start(ctx context.Context) (Stop, error) {

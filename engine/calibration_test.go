@@ -16,7 +16,7 @@ import (
 // model's stops relates to their being right (the table in docs/engines.md):
 // for every step_into of the real run (at most 30 per program) the model
 // predicts the next stop from the real history (teacher-forced), and each
-// prediction is counted as exact (engine.Compare finds no divergence) or
+// prediction is counted as exact (debugger.Compare finds no divergence) or
 // not, binned by its min and by its mean. It takes about a minute, so it
 // runs only with NDB_CALIBRATION=1:
 //
@@ -70,7 +70,7 @@ func TestConfidenceCalibration(t *testing.T) {
 			if err != nil || st.Confidence == nil {
 				continue
 			}
-			recs = append(recs, rec{st.Confidence.Min, st.Confidence.Mean, len(Compare(k, st, h[k].Stop)) == 0})
+			recs = append(recs, rec{st.Confidence.Min, st.Confidence.Mean, len(debugger.Compare(k, st, h[k].Stop)) == 0})
 		}
 	}
 	t.Logf("%d teacher-forced step_into predictions on %d programs", len(recs), len(files))

@@ -24,6 +24,7 @@ import (
 // A CWM backend belongs to one session; a mutex serialises its methods.
 type CWM struct {
 	predicted
+	modelSession
 	entryLine int
 	start     debugger.Stop
 
@@ -44,7 +45,7 @@ type cwmState struct {
 
 // NewCWM returns a CWM backend for p over pred.
 func NewCWM(p tracer.Program, pred Predictor, base Draw) (*CWM, error) {
-	b := &CWM{MaxRollout: 500}
+	b := &CWM{MaxRollout: 500, modelSession: modelSession{program: p}}
 	if err := b.init(p, pred, base); err != nil {
 		return nil, err
 	}

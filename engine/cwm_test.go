@@ -90,7 +90,7 @@ func TestCWMRolloutMatchesTheTrace(t *testing.T) {
 				if (rerr == nil) != (cerr == nil) {
 					t.Fatalf("command %d (%s): real err %v, cwm err %v", i, c.name, rerr, cerr)
 				}
-				if ds := Compare(i+1, got, want); len(ds) > 0 {
+				if ds := debugger.Compare(i+1, got, want); len(ds) > 0 {
 					t.Fatalf("command %d (%s): cwm %+v\nreal %+v\n%v", i, c.name, got, want, ds)
 				}
 			}

@@ -10,8 +10,10 @@
 //   - cwm: that endpoint with CWM's own trace format, jumps rolled out frame
 //     by frame.
 //
-// Model engines never run the user's program; only real does (and Verify,
-// which uses a real engine).
+// Model engines never run the user's program; only real does (and, for a
+// model engine's session, verify and expressions over its predicted
+// values: the registry hands its real engine to the model engines'
+// backends as a debugger.ProgramTracer).
 //
 // An Engine is safe for concurrent use: servers open many sessions on one.
 // Each Backend it opens belongs to one session.
@@ -168,6 +170,9 @@ type neuralEngine struct {
 	cwm       bool
 	jumpSteps int    // Neural.JumpSteps of every backend
 	python    string // the interpreter checkProgram asks ("": python3)
+	// real runs the programs for verify and evaluates expressions over
+	// the predicted values (the registry's real engine); nil: neither.
+	real debugger.ProgramTracer
 }
 
 func (e *neuralEngine) Name() string { return e.name }
@@ -181,13 +186,19 @@ func (e *neuralEngine) Open(ctx context.Context, p Program) (debugger.Backend, e
 		return nil, err
 	}
 	if e.cwm {
-		return NewCWM(p, e.pred, e.draw)
+		b, err := NewCWM(p, e.pred, e.draw)
+		if err != nil {
+			return nil, err
+		}
+		b.Real = e.real
+		return b, nil
 	}
 	b, err := NewNeural(p, e.pred, e.draw)
-	if err == nil {
-		b.JumpSteps = e.jumpSteps
+	if err != nil {
+		return nil, err
 	}
-	return b, err
+	b.JumpSteps, b.Real = e.jumpSteps, e.real
+	return b, nil
 }
 
 // WithJumpSteps returns engine e whose backends answer forward jumps by

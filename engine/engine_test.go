@@ -153,7 +153,7 @@ func lockstep(t *testing.T, file, call string, cmds []cmdCase) *oracle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ds := Compare(0, ns.Current(), rs.Current()); len(ds) > 0 {
+	if ds := debugger.Compare(0, ns.Current(), rs.Current()); len(ds) > 0 {
 		t.Fatalf("start differs: %v", ds)
 	}
 	if nb.Source() != rb.Source() {
@@ -178,7 +178,7 @@ func lockstep(t *testing.T, file, call string, cmds []cmdCase) *oracle {
 		if (rerr == nil) != (nerr == nil) {
 			t.Fatalf("command %d (%s): real err %v, neural err %v", i, c.name, rerr, nerr)
 		}
-		if ds := Compare(i+1, got, want); len(ds) > 0 {
+		if ds := debugger.Compare(i+1, got, want); len(ds) > 0 {
 			t.Fatalf("command %d (%s): predicted %+v\nreal %+v\n%v", i, c.name, got, want, ds)
 		}
 		if len(or.queue) != 0 {

@@ -90,7 +90,7 @@ func TestJumpsBySteppingMatchTheRealEngine(t *testing.T) {
 					if err != nil {
 						t.Fatalf("after %d steps, %s: %v", i, j.name, err)
 					}
-					if ds := Compare(i+1, got, want); len(ds) > 0 {
+					if ds := debugger.Compare(i+1, got, want); len(ds) > 0 {
 						t.Fatalf("after %d steps, %s: stepped to %+v\nreal %+v\n%v", i, j.name, got, want, ds)
 					}
 					if len(or.queue) != 0 {
@@ -155,7 +155,7 @@ func TestJumpStepsFallBackToOnePrediction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ds := Compare(4, got, want); len(ds) > 0 {
+	if ds := debugger.Compare(4, got, want); len(ds) > 0 {
 		t.Fatalf("stepped to %+v\nreal %+v\n%v", got, want, ds)
 	}
 	if len(or.queue) != 0 {

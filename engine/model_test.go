@@ -51,11 +51,12 @@ func TestModelEngineWithATinyNetwork(t *testing.T) {
 		t.Fatal("no command moved")
 	}
 	if len(s.History()) > 1 && !s.Current().IsExit() {
-		if _, err := Resample(ctx, s); err != nil && !strings.Contains(err.Error(), "engine") {
+		if _, err := s.Resample(ctx); err != nil && !strings.Contains(err.Error(), "engine") {
 			t.Errorf("resample: %v", err)
 		}
 	}
-	v, err := Verify(ctx, s, testReal(t))
+	b.(*Neural).Real = testReal(t)
+	v, err := s.Verify(ctx)
 	if err != nil {
 		t.Fatalf("verify: %v", err)
 	}

@@ -54,6 +54,7 @@ const maxContextFrames = 256
 // mutex so that a front end may call Resample from another goroutine.
 type Neural struct {
 	predicted
+	modelSession
 	start  debugger.Stop
 	script bool
 	paths  notedPaths // how each answer was reached (stops.go)
@@ -71,7 +72,7 @@ type Neural struct {
 
 // NewNeural returns a backend predicting p's states with pred.
 func NewNeural(p tracer.Program, pred Predictor, base Draw) (*Neural, error) {
-	b := &Neural{MaxRollout: 200}
+	b := &Neural{MaxRollout: 200, modelSession: modelSession{program: p}}
 	if err := b.init(p, pred, base); err != nil {
 		return nil, err
 	}

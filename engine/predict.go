@@ -45,7 +45,7 @@ func PredictOutput(ctx context.Context, e Engine, code, call string) (string, de
 	}
 	switch st.Event {
 	case tracer.EventReturn:
-		if !IsPredicted(s) {
+		if !s.Predicted() {
 			// A real return after an uncaught exception carries None: look
 			// at how the run ended.
 			if end, err := s.Do(ctx, debugger.Command{Action: debugger.Continue}); err == nil && end.Exit == tracer.ExitError {
@@ -75,9 +75,6 @@ func endedBeforeReturn(st debugger.Stop) error {
 	return fmt.Errorf("the program ended (%s) before the call returned", st.Exit)
 }
 
-// ErrNoInverse says an engine cannot predict the past from a given state.
-var ErrNoInverse = errors.New("input prediction needs the model or openai engine (ndb's format has inv_step_call; the real program cannot be run backwards and CWM's format has no inverse)")
-
 // InputPredictor is a backend that predicts the call state of a function
 // from its return state.
 type InputPredictor interface {
@@ -96,7 +93,7 @@ func PredictInput(ctx context.Context, e Engine, code, function, output string) 
 	ip, ok := b.(InputPredictor)
 	if !ok {
 		closeBackend(b)
-		return nil, debugger.Stop{}, ErrNoInverse
+		return nil, debugger.Stop{}, debugger.ErrNoInverse
 	}
 	st, err := ip.PredictCall(ctx, function, output)
 	if err != nil {
@@ -126,7 +123,7 @@ func (b *Neural) PredictCall(ctx context.Context, function, output string) (debu
 		return st, err
 	}
 	if st.Event != tracer.EventCall {
-		return st, fmt.Errorf("predict_input: the model answered a %s state, not the call", describe(st))
+		return st, fmt.Errorf("predict_input: the model answered a %s state, not the call", st.Describe())
 	}
 	return st, nil
 }

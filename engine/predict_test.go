@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"ndb/debugger"
 )
 
 const cruxCode = "def f(s, n):\n    out = s * n\n    if not out:\n        return ''\n    return out + '!'\n"
@@ -59,7 +61,7 @@ func TestPredictInputAsksForInvStepCall(t *testing.T) {
 	if _, _, err := PredictInput(context.Background(), e, cruxCode, "g", "1"); err == nil {
 		t.Error("an unknown function must be an error")
 	}
-	if _, _, err := PredictInput(context.Background(), testReal(t), cruxCode, "f", "1"); err != ErrNoInverse {
+	if _, _, err := PredictInput(context.Background(), testReal(t), cruxCode, "f", "1"); err != debugger.ErrNoInverse {
 		t.Errorf("real engine: %v", err)
 	}
 }

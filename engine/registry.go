@@ -1,11 +1,16 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
+
+	"ndb/debugger"
+	"ndb/tracer"
 
 	"ndb/model/defaultmodel"
 	"ndb/model/infer"
@@ -36,13 +41,7 @@ func NewRegistry(base Options) *Registry {
 // engine ("" = base.Model, the server's --model, else the default model;
 // ignored by others).
 func (r *Registry) Get(name, model string) (Engine, error) {
-	name = strings.ToLower(strings.TrimSpace(name))
-	switch {
-	case name == "" && model != "":
-		name = Model
-	case name == "":
-		name = r.Default()
-	}
+	name = r.named(name, model)
 	if name != Model {
 		model = ""
 	}
@@ -64,8 +63,89 @@ func (r *Registry) Get(name, model string) (Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ne, ok := e.(*neuralEngine); ok {
+		ne.real = r.realLocked() // verify, and expressions over predicted values
+	}
 	r.engines[key] = e
 	return e, nil
+}
+
+// The Registry is the debugger.Engines of the front ends.
+var _ debugger.Engines = (*Registry)(nil)
+
+// Resolve implements debugger.Engines: the engine Get would give for
+// name and model, without building it.
+func (r *Registry) Resolve(name, model string) (string, error) {
+	name = r.named(name, model)
+	if !slices.Contains(Names(), name) {
+		return "", fmt.Errorf("unknown engine %q (have: %s)", name, strings.Join(Names(), ", "))
+	}
+	return name, nil
+}
+
+// Names implements debugger.Engines: every engine New knows.
+func (r *Registry) Names() []string { return Names() }
+
+// InverseNames implements debugger.Engines: the engines whose backends
+// predict a call's inputs (ndb's format has inv_step_call).
+func (r *Registry) InverseNames() []string { return []string{Model, OpenAI} }
+
+// Open implements debugger.Engines: a session of p on the engine called
+// name, for model the model engine's file.
+func (r *Registry) Open(ctx context.Context, name, model string, p tracer.Program) (*debugger.Session, error) {
+	e, err := r.Get(name, model)
+	if err != nil {
+		return nil, err
+	}
+	b, err := e.Open(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	s, err := debugger.NewEngineSession(ctx, b, e.Name())
+	if err != nil {
+		closeBackend(b)
+		return nil, err
+	}
+	return s, nil
+}
+
+// PredictOutput implements debugger.Engines (see PredictOutput).
+func (r *Registry) PredictOutput(ctx context.Context, name, code, call string) (string, debugger.Stop, error) {
+	e, err := r.Get(name, "")
+	if err != nil {
+		return "", debugger.Stop{}, err
+	}
+	return PredictOutput(ctx, e, code, call)
+}
+
+// PredictInput implements debugger.Engines (see PredictInput); an engine
+// that has no inverse is refused before anything is opened.
+func (r *Registry) PredictInput(ctx context.Context, name, code, function, output string) (tracer.Locals, debugger.Stop, error) {
+	n, err := r.Resolve(name, "")
+	if err != nil {
+		return nil, debugger.Stop{}, err
+	}
+	if !slices.Contains(r.InverseNames(), n) {
+		return nil, debugger.Stop{}, debugger.ErrNoInverse
+	}
+	e, err := r.Get(n, "")
+	if err != nil {
+		return nil, debugger.Stop{}, err
+	}
+	return PredictInput(ctx, e, code, function, output)
+}
+
+// named is the engine a request names: name lower-cased, "" for the
+// default or, with model given, the model engine.
+func (r *Registry) named(name, model string) string {
+	name = strings.ToLower(strings.TrimSpace(name))
+	switch {
+	case name == "" && model != "":
+		return Model
+	case name == "":
+		return r.Default()
+	}
+	return name
 }
 
 // Default is the engine of a request that names none: DefaultName of the

@@ -110,3 +110,46 @@ func TestModelEngineTakesDecodingOptions(t *testing.T) {
 		t.Errorf("sample options %+v", o)
 	}
 }
+
+// TestRegistryIsTheFrontEndsEngines: through debugger.Engines a front end
+// resolves names, opens sessions that know their engine, gets the model
+// engines' sessions with the registry's real engine behind verify, and is
+// refused an input prediction by an engine without an inverse before
+// anything is opened.
+func TestRegistryIsTheFrontEndsEngines(t *testing.T) {
+	var engines debugger.Engines = NewRegistry(Options{Predictor: scripted(fibLine), Workers: 1})
+	defer engines.Close()
+	for _, c := range []struct{ name, model, want string }{
+		{"", "", Model}, {" REAL ", "", Real}, {"", "other.model", Model}, {"cwm", "", CWMName},
+	} {
+		if got, err := engines.Resolve(c.name, c.model); err != nil || got != c.want {
+			t.Errorf("Resolve(%q, %q) = %q %v, want %q", c.name, c.model, got, err, c.want)
+		}
+	}
+	if _, err := engines.Resolve("nope", ""); err == nil || !strings.Contains(err.Error(), "unknown engine") {
+		t.Errorf("Resolve(nope): %v", err)
+	}
+	ctx := context.Background()
+	p := readProgram(t, "fib.py", "fib(2)")
+	for _, name := range []string{Real, Model} {
+		s, err := engines.Open(ctx, name, "", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Engine() != name || s.Predicted() != (name == Model) {
+			t.Errorf("%s: a session of engine %q, predicted %v", name, s.Engine(), s.Predicted())
+		}
+		if name == Model {
+			s.Do(ctx, debugger.Command{Action: debugger.StepInto})
+			if res, _, err := s.RunCommand(ctx, "verify"); err != nil || res.Message != "all 2 stops match the real program" {
+				t.Errorf("verify through the registry: %+v %v", res, err)
+			}
+		}
+		s.Close()
+	}
+	for _, name := range []string{Real, CWMName} {
+		if _, _, err := engines.PredictInput(ctx, name, cruxCode, "f", "1"); err != debugger.ErrNoInverse {
+			t.Errorf("PredictInput on %s: %v, want ErrNoInverse", name, err)
+		}
+	}
+}

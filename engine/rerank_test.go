@@ -111,7 +111,7 @@ func TestRerankTradeoff(t *testing.T) {
 					continue
 				}
 				n++
-				if len(Compare(k, st, s.h[k].Stop)) == 0 {
+				if len(debugger.Compare(k, st, s.h[k].Stop)) == 0 {
 					ok++
 				}
 				// the greedy frame's own confidence says whether it was resampled

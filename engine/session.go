@@ -2,223 +2,225 @@ package engine
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
 	"ndb/debugger"
 	"ndb/format"
 	"ndb/tracer"
 )
 
-// The neural session commands that debugger.Session does not have itself:
-// resample, set and verify. They work on any session whose backend comes
-// from a model engine (Neural or CWM).
+// modelSession is what a model engine's backend (Neural, CWM) offers its
+// session beside the predictions, through debugger's capabilities: verify
+// (debugger.Verifier: its program run by the real engine), expressions
+// over the predicted values (debugger.ValueEvaluator: p, watch and
+// evaluate on every front end) and the check of an edited value
+// (debugger.ReprChecker). The session commands themselves (resample, set,
+// verify) are debugger.Session's.
+type modelSession struct {
+	program tracer.Program // what RealTrace runs
+	// Real runs the program for verify and evaluates expressions over the
+	// predicted values; nil: neither works (an engine made without a
+	// registry: NewNeuralEngine, or a backend made directly).
+	Real debugger.ProgramTracer
 
-// Resampler is a backend that can draw another prediction.
-type Resampler interface {
-	// Resample makes the next prediction a sample instead of greedy.
-	Resample()
+	evalMu sync.Mutex
+	evals  map[string]valueEval // evaluations over predicted values, by request
 }
 
-// Programmer is a backend that knows the program it debugs.
-type Programmer interface {
-	Program() tracer.Program
+// RealTrace implements debugger.Verifier.
+func (m *modelSession) RealTrace(ctx context.Context) (*tracer.Trace, error) {
+	if m.Real == nil {
+		return nil, debugger.ErrNoRealEngine
+	}
+	return m.Real.Trace(ctx, m.program)
 }
 
-// ErrNotPredicted says a neural command was used on the real engine.
-var ErrNotPredicted = errors.New("this session runs the real program: its states are not predictions (use a model engine)")
+// HoldsRepr implements debugger.ReprChecker: a value may not hold a
+// special token of the model's format (the prompt could not be read back).
+func (m *modelSession) HoldsRepr(value string) bool { return !format.ContainsSpecialToken(value) }
 
-// IsPredicted reports whether s's stops are predictions.
-func IsPredicted(s *debugger.Session) bool {
-	_, ok := s.Backend().(Resampler)
-	return ok
+// A model engine never runs the program, so an expression at a predicted
+// stop (`s + x`, `len(xs)`) is evaluated over the frame's predicted values
+// instead: the real engine runs a tiny program whose globals are those
+// values, in the tracer's sandbox and under its limits. The values and
+// the expression travel as data, never as code: the program's only
+// variable part is a JSON string literal that it decodes; each value goes
+// through ast.literal_eval, so a value that is not a Python literal
+// (`<A object at 0x...>`) is left out and an expression that needs it is
+// refused, saying so; the expression is compiled alone, in eval mode, so a
+// statement never runs.
+
+// valueEvalProgram answers one evaluation as a JSON line on its stdout;
+// %s is the JSON-quoted request {"values": {name: repr}, "src", "mode"}.
+const valueEvalProgram = `import ast as _ast, io as _io, json as _json, pprint as _pprint, sys as _sys, traceback as _tb
+_req = _json.loads(%s)
+_g, _opaque = {}, []
+for _k, _v in _req["values"].items():
+    try:
+        _g[_k] = _ast.literal_eval(_v)
+    except Exception:
+        _opaque.append(_k)
+_cut = lambda s: s if len(s) <= 100000 else s[:100000] + "..."
+_err = lambda e: _tb.format_exception_only(type(e), e)[-1].strip()
+_out, _saved = _io.StringIO(), _sys.stdout
+try:
+    _code = compile(_req["src"], "<stdin>", "eval", dont_inherit=True)
+except SyntaxError as _e:
+    _ans = {"error": _err(_e), "syntax": True}
+    try:
+        compile(_req["src"], "<stdin>", "single", dont_inherit=True)
+        _ans["statement"] = True
+    except SyntaxError:
+        pass
+else:
+    _sys.stdout = _out
+    try:
+        _v = eval(_code, _g)
+        _ans = {"ok": True, "value": _cut(_pprint.pformat(_v) if _req["mode"] == "pp" else repr(_v)), "none": _v is None}
+    except BaseException as _e:
+        _ans = {"error": _err(_e), "name": _e.name if isinstance(_e, NameError) else None}
+    finally:
+        _sys.stdout = _saved
+_ans["printed"] = _cut(_out.getvalue())
+_ans["opaque"] = _opaque
+print(_json.dumps(_ans))
+`
+
+// valueEval is one evaluation's answer (cached: a client asks for each
+// watch at each stop).
+type valueEval struct {
+	res tracer.EvalResult
+	err error
 }
 
-// Resample undoes the last prediction and draws another one for the same
-// command (temperature 0.6, top-p 0.95, a fresh seed each time).
-func Resample(ctx context.Context, s *debugger.Session) (debugger.Stop, error) {
-	r, ok := s.Backend().(Resampler)
-	if !ok {
-		return s.Current(), ErrNotPredicted
-	}
-	h := s.History()
-	if len(h) < 2 {
-		return s.Current(), errors.New("nothing to resample: no prediction yet")
-	}
-	cmd := h[len(h)-1].Command
-	cmd.Breaks = nil // Do fills them in again
-	if cmd.Action == debugger.Continue && !cmd.Backward {
-		cmd.Src, cmd.Line = "", 0
-	}
-	s.Back()
-	r.Resample()
-	return s.Do(ctx, cmd)
-}
+// maxValueEvals bounds a backend's cache of evaluations.
+const maxValueEvals = 256
 
-// SetLocal edits a predicted local of the current stop (a counterfactual):
-// the next prediction continues from the edited state, since the history is
-// the model's context. value is the new repr text, e.g. "5" or "'abc'".
-// It goes through debugger.Session.Amend, so the start cannot be edited.
-func SetLocal(s *debugger.Session, name, value string) (debugger.Stop, error) {
-	if !IsPredicted(s) {
-		return s.Current(), ErrNotPredicted
+// EvalValues implements debugger.ValueEvaluator: src evaluated over the
+// predicted values of frame, as pdb's p (tracer.EvalExpr), pp (EvalPretty)
+// or ! (EvalExec: an expression only; a statement is ErrNotLive, since
+// nothing runs the program). A plain local name is answered from the
+// frame itself, whatever its value.
+func (m *modelSession) EvalValues(ctx context.Context, frame debugger.Stop, src, mode string) (tracer.EvalResult, error) {
+	src = strings.TrimSpace(src)
+	switch mode {
+	case tracer.EvalExpr, tracer.EvalPretty, tracer.EvalExec:
+	default:
+		return tracer.EvalResult{}, fmt.Errorf("unknown evaluation mode %q", mode)
 	}
-	name, value = strings.TrimSpace(name), strings.TrimSpace(value)
-	cur := s.Current()
+	if v, ok := frame.Locals.Get(src); ok && debugger.IsName(src) {
+		return tracer.EvalResult{OK: true, Text: shown(v, v == "None", "", mode)}, nil
+	}
 	switch {
-	case cur.IsExit():
-		return cur, errors.New("set: the program has exited")
-	case cur.Event != tracer.EventLine && cur.Event != tracer.EventCall && cur.Event != debugger.KindInvLineCall:
-		return cur, fmt.Errorf("set: a %s state has no locals", cur.Event)
-	case !isIdentifier(name):
-		return cur, fmt.Errorf("set: %q is not a variable name", name)
-	case value == "" || strings.ContainsAny(value, "\r\n") || format.ContainsSpecialToken(value):
-		return cur, errors.New("set: the value must be one line of Python repr text")
+	case src == "" || strings.ContainsAny(src, "\r\n"):
+		return tracer.EvalResult{}, debugger.NotLive("a model engine evaluates one-line expressions over the predicted values")
+	case m.Real == nil:
+		return tracer.EvalResult{}, debugger.NotLive("a model engine without a real engine looks up local names only (nothing evaluates expressions over the predicted values)")
 	}
-	locals := append(tracer.Locals(nil), cur.Locals...)
-	found := false
-	for i := range locals {
-		if locals[i].Name == name {
-			locals[i].Value, found = value, true
+	values := map[string]string{}
+	for _, l := range frame.Locals {
+		if debugger.IsName(l.Name) {
+			values[l.Name] = l.Value
 		}
 	}
-	if !found {
-		locals = append(locals, tracer.Var{Name: name, Value: value})
-	}
-	cur.Locals = locals
-	cur.Confidence = nil // the values are the user's now, not the model's: still predicted, no figures
-	if err := s.Amend(cur); err != nil {
-		return s.Current(), fmt.Errorf("set: %w", err)
-	}
-	return s.Current(), nil
-}
-
-func isIdentifier(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r > 127 || i > 0 && r >= '0' && r <= '9' {
-			continue
-		}
-		return false
-	}
-	return true
-}
-
-// Divergence is one field where a predicted stop differs from the real one.
-type Divergence struct {
-	Step      int    `json:"step"`      // index in the session's history (0: the start)
-	Field     string `json:"field"`     // event, line, function, depth, locals.NAME, value, exit
-	Predicted string `json:"predicted"` // "" when absent
-	Real      string `json:"real"`
-}
-
-func (d Divergence) String() string {
-	show := func(s string) string {
-		if s == "" {
-			return "(none)"
-		}
-		return s
-	}
-	return fmt.Sprintf("step %d: %s: predicted %s, real %s", d.Step, d.Field, show(d.Predicted), show(d.Real))
-}
-
-// Verification is the result of Verify.
-type Verification struct {
-	Steps       int             `json:"steps"`       // history entries compared
-	Divergences []Divergence    `json:"divergences"` // every differing field, in order
-	FirstStep   int             `json:"first_step"`  // the first step with a divergence; -1 if none
-	RealStops   []debugger.Stop `json:"real_stops"`  // the real engine's answer to each command
-}
-
-// Verify runs the program for real (under the tracer's limits) and replays
-// the session's commands on the trace, comparing every predicted stop with
-// the real one. After a divergence the real side continues from its own
-// state, so later steps show whether the model recovers.
-func Verify(ctx context.Context, s *debugger.Session, real *RealEngine) (Verification, error) {
-	pg, ok := s.Backend().(Programmer)
-	if !ok {
-		return Verification{FirstStep: -1}, ErrNotPredicted
-	}
-	tr, err := real.Trace(ctx, pg.Program())
+	req, err := json.Marshal(map[string]any{"values": values, "src": src, "mode": mode})
 	if err != nil {
-		return Verification{FirstStep: -1}, err
+		return tracer.EvalResult{}, err
 	}
-	rb := debugger.NewTraceBackend(tr)
-	start, err := rb.Start(ctx)
+	key := string(req)
+	m.evalMu.Lock()
+	if r, ok := m.evals[key]; ok {
+		m.evalMu.Unlock()
+		return r.res, r.err
+	}
+	m.evalMu.Unlock()
+	res, err := m.evalValues(ctx, src, mode, values, req)
+	if ctx.Err() != nil {
+		return res, err // not an answer to keep
+	}
+	m.evalMu.Lock()
+	if m.evals == nil || len(m.evals) >= maxValueEvals {
+		m.evals = map[string]valueEval{}
+	}
+	m.evals[key] = valueEval{res, err}
+	m.evalMu.Unlock()
+	return res, err
+}
+
+func (m *modelSession) evalValues(ctx context.Context, src, mode string, values map[string]string, req []byte) (tracer.EvalResult, error) {
+	quoted, _ := json.Marshal(string(req)) // a JSON string is a Python string literal
+	tr, err := m.Real.Trace(ctx, tracer.Program{Path: "<watch>", Source: fmt.Sprintf(valueEvalProgram, quoted)})
 	if err != nil {
-		return Verification{FirstStep: -1}, err
+		return tracer.EvalResult{}, fmt.Errorf("cannot evaluate %q over the predicted values: %w", src, err)
 	}
-	h := s.History()
-	v := Verification{FirstStep: -1}
-	realHist := []debugger.Step{{Stop: start}}
-	add := func(i int, ds []Divergence) {
-		if len(ds) > 0 && v.FirstStep < 0 {
-			v.FirstStep = i
+	var ans struct {
+		OK        bool     `json:"ok"`
+		Value     string   `json:"value"`
+		None      bool     `json:"none"`
+		Error     string   `json:"error"`
+		Syntax    bool     `json:"syntax"`
+		Statement bool     `json:"statement"`
+		Name      *string  `json:"name"`
+		Printed   string   `json:"printed"`
+		Opaque    []string `json:"opaque"`
+	}
+	lines := strings.Split(strings.TrimRight(tr.Stdout, "\n"), "\n")
+	if tr.Exit.Kind != tracer.ExitNormal || json.Unmarshal([]byte(lines[len(lines)-1]), &ans) != nil {
+		why := tr.Exit.Reason
+		if tr.Exit.Error != "" {
+			why = tr.Exit.Error
 		}
-		v.Divergences = append(v.Divergences, ds...)
+		return tracer.EvalResult{}, fmt.Errorf("%q did not finish over the predicted values (%s)", src, why)
 	}
-	add(0, Compare(0, h[0].Stop, start))
-	v.RealStops = append(v.RealStops, start)
-	v.Steps = 1
-	for i := 1; i < len(h); i++ {
-		cmd := h[i].Command
-		rs, err := rb.Next(ctx, realHist, cmd)
-		if err != nil {
-			add(i, []Divergence{{Step: i, Field: "exit", Predicted: describe(h[i].Stop), Real: "cannot move: " + err.Error()}})
-			v.Steps = i + 1
-			break
+	switch {
+	case ans.OK:
+		return tracer.EvalResult{OK: true, Text: shown(ans.Value, ans.None, ans.Printed, mode)}, nil
+	case ans.Statement && mode == tracer.EvalExec:
+		return tracer.EvalResult{}, debugger.NotLive("a model engine never runs the program: it evaluates expressions over the predicted values, not statements")
+	case ans.Syntax:
+		return tracer.EvalResult{Text: ans.Error}, nil
+	case ans.Name != nil:
+		if v, ok := values[*ans.Name]; ok {
+			return tracer.EvalResult{Text: fmt.Sprintf("%s's predicted value %s is not a Python literal: a model engine evaluates expressions over literal values only", *ans.Name, clip(v))}, nil
 		}
-		realHist = append(realHist, debugger.Step{Command: cmd, Stop: rs})
-		v.RealStops = append(v.RealStops, rs)
-		add(i, Compare(i, h[i].Stop, rs))
-		v.Steps = i + 1
+		return tracer.EvalResult{Text: ans.Printed + ans.Error + " (not among the predicted locals)"}, nil
 	}
-	return v, nil
+	return tracer.EvalResult{Text: ans.Printed + ans.Error}, nil
 }
 
-func describe(st debugger.Stop) string {
-	if st.IsExit() {
-		return "exit " + st.Exit
+// shown is an evaluation's text as the live program's would be: what the
+// expression printed, then its repr; a statement line (EvalExec) shows the
+// repr on a line of its own, and nothing for None, as Python's prompt.
+func shown(value string, none bool, printed, mode string) string {
+	if mode != tracer.EvalExec {
+		return printed + value
 	}
-	return fmt.Sprintf("line %d (%s)", st.Lineno, st.Event)
+	if none {
+		return printed
+	}
+	return printed + value + "\n"
 }
 
-// Compare lists the fields where a predicted stop differs from a real one.
-func Compare(step int, pred, real debugger.Stop) []Divergence {
-	var out []Divergence
-	diff := func(field, p, r string) {
-		if p != r {
-			out = append(out, Divergence{Step: step, Field: field, Predicted: p, Real: r})
-		}
+// clip shortens a repr for a message.
+func clip(s string) string {
+	const max = 60
+	if r := []rune(s); len(r) > max {
+		return string(r[:max]) + "..."
 	}
-	if pred.IsExit() || real.IsExit() {
-		diff("exit", describe(pred), describe(real))
-		return out
-	}
-	diff("event", pred.Event, real.Event)
-	diff("line", fmt.Sprint(pred.Lineno), fmt.Sprint(real.Lineno))
-	diff("function", pred.Function, real.Function)
-	diff("depth", fmt.Sprint(pred.Depth), fmt.Sprint(real.Depth))
-	seen := map[string]bool{}
-	realLocals := real.Locals
-	if real.Event == tracer.EventReturn || real.Event == tracer.EventException {
-		// the real engine has locals here (issue 20), the model never
-		// predicts them (its text has none at return and exception)
-		realLocals = nil
-	}
-	for _, v := range realLocals {
-		seen[v.Name] = true
-		p, _ := pred.Locals.Get(v.Name)
-		diff("locals."+v.Name, p, v.Value)
-	}
-	for _, v := range pred.Locals {
-		if !seen[v.Name] {
-			diff("locals."+v.Name, v.Value, "")
-		}
-	}
-	diff("value", pred.Arg, real.Arg)
-	return out
+	return s
 }
+
+// modelSession's capabilities, declared for both model backends.
+var (
+	_ debugger.Verifier       = (*Neural)(nil)
+	_ debugger.ValueEvaluator = (*Neural)(nil)
+	_ debugger.ReprChecker    = (*Neural)(nil)
+	_ debugger.Resampler      = (*Neural)(nil)
+	_ debugger.Verifier       = (*CWM)(nil)
+	_ debugger.ValueEvaluator = (*CWM)(nil)
+	_ debugger.ReprChecker    = (*CWM)(nil)
+	_ debugger.Resampler      = (*CWM)(nil)
+)

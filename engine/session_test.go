@@ -11,6 +11,7 @@ import (
 	"ndb/debugger"
 	"ndb/engine/openai"
 	"ndb/internal/testnet"
+	"ndb/tracer"
 )
 
 const fibLine = "<|line_sep|><|arg_sep|>{}<|src_sep|>    return fib(2)<|action_sep|>"
@@ -27,14 +28,14 @@ func TestResampleDrawsAnotherPrediction(t *testing.T) {
 	})
 	nb, _ := NewNeural(p, pred, Draw{})
 	s, _ := debugger.NewSession(context.Background(), nb)
-	if _, err := Resample(context.Background(), s); err == nil {
+	if _, err := s.Resample(context.Background()); err == nil {
 		t.Error("resample before any prediction must fail")
 	}
 	st, err := s.Do(context.Background(), debugger.Command{Action: debugger.StepInto})
 	if err != nil || st.Lineno != 8 {
 		t.Fatalf("%+v %v", st, err)
 	}
-	st, err = Resample(context.Background(), s)
+	st, err = s.Resample(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestSetLocalIsTheContextOfTheNextPrediction(t *testing.T) {
 	nb, _ := NewNeural(p, or, Draw{})
 	ctx := context.Background()
 	s, _ := debugger.NewSession(ctx, nb)
-	if _, err := SetLocal(s, "x", "1"); !errors.Is(err, debugger.ErrAmendStart) {
+	if _, err := s.SetLocal("x", "1"); !errors.Is(err, debugger.ErrAmendStart) {
 		t.Errorf("set at the start (not a prediction): %v, want ErrAmendStart", err)
 	}
 	for range 3 {
@@ -69,7 +70,7 @@ func TestSetLocalIsTheContextOfTheNextPrediction(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	st, err := SetLocal(s, "n", "10")
+	st, err := s.SetLocal("n", "10")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestSetLocalIsTheContextOfTheNextPrediction(t *testing.T) {
 		t.Errorf("locals %v", st.Locals)
 	}
 	for _, bad := range [][2]string{{"1x", "1"}, {"n", ""}, {"n", "a\nb"}, {"n", "<|frame_sep|>"}} {
-		if _, err := SetLocal(s, bad[0], bad[1]); err == nil {
+		if _, err := s.SetLocal(bad[0], bad[1]); err == nil {
 			t.Errorf("set %q = %q: want an error", bad[0], bad[1])
 		}
 	}
@@ -104,13 +105,13 @@ func TestNeuralCommandsRefuseTheRealEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _ := debugger.NewSession(context.Background(), b)
-	if _, err := Resample(context.Background(), s); err != ErrNotPredicted {
+	if _, err := s.Resample(context.Background()); err != debugger.ErrNotPredicted {
 		t.Errorf("resample: %v", err)
 	}
-	if _, err := SetLocal(s, "n", "1"); err != ErrNotPredicted {
+	if _, err := s.SetLocal("n", "1"); err != debugger.ErrNotPredicted {
 		t.Errorf("set: %v", err)
 	}
-	if _, err := Verify(context.Background(), s, testReal(t)); err != ErrNotPredicted {
+	if _, err := s.Verify(context.Background()); err != debugger.ErrNotPredicted {
 		t.Errorf("verify: %v", err)
 	}
 }
@@ -124,6 +125,7 @@ func TestVerifyMarksDivergences(t *testing.T) {
 	rs, _ := debugger.NewSession(ctx, rb)
 	or := &oracle{}
 	nb, _ := NewNeural(p, or, Draw{})
+	nb.Real = testReal(t)
 	ns, _ := debugger.NewSession(ctx, nb)
 	cmds := []debugger.Command{{Action: debugger.StepInto}, {Action: debugger.StepInto}, {Action: debugger.StepOver}, {Action: debugger.StepOver}, {Action: debugger.StepReturn}}
 	for i, c := range cmds {
@@ -143,14 +145,14 @@ func TestVerifyMarksDivergences(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	v, err := Verify(ctx, ns, testReal(t))
+	v, err := ns.Verify(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if v.Steps != 6 || v.FirstStep != 4 {
 		t.Fatalf("verification %+v", v)
 	}
-	want := Divergence{Step: 4, Field: "locals.t", Predicted: "7", Real: "1"}
+	want := debugger.Divergence{Step: 4, Field: "locals.t", Predicted: "7", Real: "1"}
 	found := false
 	for _, d := range v.Divergences {
 		if d == want {
@@ -220,29 +222,94 @@ func TestRunCommand(t *testing.T) {
 	ctx := context.Background()
 	p := readProgram(t, "fib.py", "fib(2)")
 	nb, _ := NewNeural(p, scripted(fibLine), Draw{})
+	nb.Real = testReal(t)
 	s, _ := debugger.NewSession(ctx, nb)
-	if _, ok, _ := RunCommand(ctx, s, testReal(t), "step"); ok {
+	if _, ok, _ := s.RunCommand(ctx, "step"); ok {
 		t.Error("step is not a neural command")
 	}
-	if _, ok, err := RunCommand(ctx, s, testReal(t), "back"); !ok || err == nil {
+	if _, ok, err := s.RunCommand(ctx, "back"); !ok || err == nil {
 		t.Error("back at the start must fail")
 	}
 	s.Do(ctx, debugger.Command{Action: debugger.StepInto})
-	res, ok, err := RunCommand(ctx, s, testReal(t), "verify")
+	res, ok, err := s.RunCommand(ctx, "verify")
 	if !ok || err != nil || res.Verification == nil || res.Message != "all 2 stops match the real program" {
 		t.Errorf("verify: %+v %v", res, err)
 	}
-	if res, _, err := RunCommand(ctx, s, testReal(t), "set n = 9"); err != nil || !res.Moved {
+	if res, _, err := s.RunCommand(ctx, "set n = 9"); err != nil || !res.Moved {
 		t.Errorf("set adds a local main lacks: %+v %v", res, err)
 	}
-	res, _, err = RunCommand(ctx, s, testReal(t), "verify")
+	res, _, err = s.RunCommand(ctx, "verify")
 	if err != nil || !strings.Contains(res.Message, "locals.n: predicted 9, real (none)") {
 		t.Errorf("verify after set: %q %v", res.Message, err)
 	}
-	if res, _, err := RunCommand(ctx, s, testReal(t), "set n"); err == nil {
+	if res, _, err := s.RunCommand(ctx, "set n"); err == nil {
 		t.Errorf("set without = : %+v", res)
 	}
-	if res, _, err := RunCommand(ctx, s, testReal(t), "back"); err != nil || !res.Moved {
+	if res, _, err := s.RunCommand(ctx, "back"); err != nil || !res.Moved {
 		t.Errorf("back: %+v %v", res, err)
+	}
+}
+
+// TestEvalOverPredictedValues: on a model engine's session Eval (the
+// terminal's p, DAP's watch, MCP's evaluate) evaluates an expression over
+// the frame's predicted literal values in the real engine's sandbox: a
+// local name is its value whatever it is, an expression needs literal
+// values, a statement never runs (ErrNotLive for !, a SyntaxError for p).
+func TestEvalOverPredictedValues(t *testing.T) {
+	ctx := context.Background()
+	p := readProgram(t, "calls.py", "f('ab', 3)")
+	nb, _ := NewNeural(p, scripted(
+		`<|line_sep|><|arg_sep|>{"s": "'ab'", "x": "'cd'", "n": "3", "xs": "[3, 1, 2]", "o": "<A object at 0x7f>"}<|src_sep|>    return f('ab', 3)<|action_sep|>`,
+	), Draw{})
+	nb.Real = testReal(t)
+	s, _ := debugger.NewSession(ctx, nb)
+	if _, err := s.Do(ctx, debugger.Command{Action: debugger.StepInto}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		src, mode string
+		ok        bool
+		want      string
+	}{
+		{"s + x", tracer.EvalExpr, true, "'abcd'"},
+		{"sorted(xs)", tracer.EvalExpr, true, "[1, 2, 3]"},
+		{"o", tracer.EvalExpr, true, "<A object at 0x7f>"}, // a name: its predicted text
+		{"[n] * 30", tracer.EvalPretty, true, "[3,\n 3,"},  // pprint's lines
+		{"print(s) or n", tracer.EvalExpr, true, "ab\n3"},  // what it printed, then the value
+		{"s * n", tracer.EvalExec, true, "'ababab'\n"},     // as a typed line shows it
+		{"None", tracer.EvalExec, true, ""},
+		{"o.attr", tracer.EvalExpr, false, "o's predicted value <A object at 0x7f> is not a Python literal"},
+		{"s + n", tracer.EvalExpr, false, "TypeError"},
+		{"nope", tracer.EvalExpr, false, "NameError: name 'nope' is not defined (not among the predicted locals)"},
+		{"1; import os", tracer.EvalExpr, false, "SyntaxError"},
+		{"__import__('os').getcwd", tracer.EvalExpr, true, "<built-in function getcwd>"}, // runs in the sandbox, not in ndb
+	} {
+		res, err := s.Eval(ctx, 0, c.src, c.mode)
+		if err != nil || res.OK != c.ok || !strings.HasPrefix(res.Text, c.want) && !strings.Contains(res.Text, c.want) {
+			t.Errorf("%s %s: %+v %v, want ok=%v %q", c.mode, c.src, res, err, c.ok, c.want)
+		}
+	}
+	for _, stmt := range []string{"s = 1", "import os", "a\nb"} {
+		if res, err := s.Eval(ctx, 0, stmt, tracer.EvalExec); !errors.Is(err, debugger.ErrNotLive) {
+			t.Errorf("! %s: %+v %v, want ErrNotLive", stmt, res, err)
+		}
+	}
+	if v, _ := s.Current().Locals.Get("s"); v != "'ab'" {
+		t.Errorf("an evaluation changed the stop: s = %s", v)
+	}
+	// SetVariable: the value is one expression over the predicted values.
+	if v, err := s.SetVariable(ctx, 0, "t", "xs + [n]"); err != nil || v != "[3, 1, 2, 3]" {
+		t.Errorf("set t = xs + [n]: %q %v", v, err)
+	}
+	if _, err := s.SetVariable(ctx, 0, "s", "1; import os"); err == nil || !strings.Contains(err.Error(), "one Python expression") {
+		t.Errorf("set s = 1; import os: %v", err)
+	}
+	if v, _ := s.Current().Locals.Get("t"); v != "[3, 1, 2, 3]" {
+		t.Errorf("locals after set: %v", s.Current().Locals)
+	}
+	// Without a real engine only names are answered.
+	nb.Real = nil
+	if _, err := s.Eval(ctx, 0, "s + 'z'", tracer.EvalExpr); !errors.Is(err, debugger.ErrNotLive) {
+		t.Errorf("no real engine: %v, want ErrNotLive", err)
 	}
 }

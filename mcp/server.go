@@ -7,7 +7,7 @@
 // Goroutine model: the SDK may run tool calls concurrently. The session
 // table has its own mutex; each session has one more, so calls on one
 // session run one at a time and calls on different sessions in parallel.
-// A real-engine session is live (engine.Options.Live): its program waits
+// A real-engine session is live (ndb mcp opens them so): its program waits
 // at the stop, evaluate runs there, and the session holds a process until
 // it is closed (debug_end, idle, evicted, or the server closes).
 //
@@ -28,7 +28,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"ndb/debugger"
-	"ndb/engine"
 	"ndb/internal/termsafe"
 )
 
@@ -48,7 +47,7 @@ const maxOutput = 64 << 10
 
 // Server holds the debugging sessions of its MCP connections.
 type Server struct {
-	reg           *engine.Registry
+	reg           debugger.Engines
 	defaultEngine string
 	maxSessions   int
 	maxLive       int
@@ -113,13 +112,14 @@ func (ss *session) close() {
 	}
 }
 
-// NewServer returns a server whose sessions get engines from reg;
-// defaultEngine is used when debug_start names none ("" = engine.Default).
+// NewServer returns a server whose sessions come from reg (the engine
+// registry); defaultEngine is used when a tool names none ("" = the
+// registry's Default).
 // Program files are read from the current directory (DefaultWorkspace)
 // until SetWorkspace says otherwise.
-func NewServer(reg *engine.Registry, defaultEngine string) *Server {
+func NewServer(reg debugger.Engines, defaultEngine string) *Server {
 	if defaultEngine == "" {
-		defaultEngine = engine.Default
+		defaultEngine = reg.Default()
 	}
 	return &Server{reg: reg, defaultEngine: defaultEngine, maxSessions: DefaultMaxSessions, maxLive: DefaultMaxLive,
 		idle: DefaultIdleTimeout, ws: DefaultWorkspace(), sessions: map[string]*session{}, stop: make(chan struct{})}
@@ -323,7 +323,7 @@ func (s *Server) MCPServer() *sdk.Server {
 	reads := func() *sdk.ToolAnnotations {
 		return &sdk.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &f}
 	}
-	engines := []string{engine.Real, engine.Model, engine.OpenAI, engine.CWMName}
+	engines := s.reg.Names()
 	stepModes := []string{"into", "over", "out", "back_into", "back_over", "back_call"}
 
 	add := func(t *sdk.Tool, a *sdk.ToolAnnotations) *sdk.Tool { t.Annotations = a; return t }
@@ -376,7 +376,8 @@ func (s *Server) MCPServer() *sdk.Server {
 		Description: "Evaluate Python in a session's program where it is stopped (real engine: the live program; as pdb's p, pp and !). " +
 			"code: an expression or a statement. mode: auto (default: as pdb runs a typed line: an expression shows its repr, a statement runs and may change variables), expr, pretty, exec. " +
 			"level: 0 the current frame (default), 1 its caller, ... At an uncaught exception's end: the traceback's frames, 0 where it was raised. " +
-			"Where no live program waits (a model engine, a stop stepped back to) only a local name can be looked up.",
+			"On a model engine an expression is evaluated over the stop's predicted values (Python literals; never a statement). " +
+			"Where no live program waits (a stop stepped back to, the end) only a local name can be looked up.",
 		InputSchema:  schemaFor[EvaluateIn](map[string][]string{"mode": {"auto", "expr", "pretty", "exec"}}),
 		OutputSchema: schemaFor[Evaluation](nil)}, ev), guard(s.evaluate))
 	sdk.AddTool(srv, add(&sdk.Tool{Name: ToolPredictOutput, Title: "Predict a call's output",
@@ -385,7 +386,7 @@ func (s *Server) MCPServer() *sdk.Server {
 		OutputSchema: schemaFor[Prediction](nil)}, reads()), guard(s.predictOutput))
 	sdk.AddTool(srv, add(&sdk.Tool{Name: ToolPredictInput, Title: "Predict a call's arguments",
 		Description:  "Predict arguments a function of the code was called with, given the value it returned (a Python repr). Engine model or openai.",
-		InputSchema:  schemaFor[PredictInputIn](map[string][]string{"engine": {engine.Model, engine.OpenAI}}),
+		InputSchema:  schemaFor[PredictInputIn](map[string][]string{"engine": s.reg.InverseNames()}),
 		OutputSchema: schemaFor[Prediction](nil)}, reads()), guard(s.predictInput))
 	return srv
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"ndb/debugger"
-	"ndb/engine"
 	"ndb/tracer"
 )
 
@@ -81,30 +80,23 @@ func (s *Server) start(ctx context.Context, in StartIn) (Stop, string, error) {
 	case len(in.Stdin) > maxStdin:
 		return Stop{}, "", fmt.Errorf("stdin of %d bytes: at most %d", len(in.Stdin), maxStdin)
 	}
-	eng, err := s.reg.Get(s.engineOr(in.Engine), "")
+	name, err := s.engine(in.Engine)
 	if err != nil {
 		return Stop{}, "", err
 	}
-	prog := engine.Program{Path: path, Source: source, Call: in.Call}
+	prog := tracer.Program{Path: path, Source: source, Call: in.Call}
 	if script {
 		// a file runs as `python FILE ARGS < STDIN`: its folder, __file__, argv
-		prog.Context = &engine.Context{Args: in.Args}
+		prog.Context = &tracer.Context{Args: in.Args}
 		if in.Stdin != "" {
 			prog.Context.Stdin = []byte(in.Stdin)
 		}
 	}
-	b, err := eng.Open(ctx, prog)
+	ds, err := s.reg.Open(ctx, name, "", prog)
 	if err != nil {
 		return Stop{}, "", err
 	}
-	ds, err := debugger.NewSession(ctx, b)
-	if err != nil {
-		if c, ok := b.(interface{ Close() error }); ok {
-			c.Close()
-		}
-		return Stop{}, "", err
-	}
-	ss := &session{s: ds, engine: eng.Name(), program: path, call: strings.TrimSpace(in.Call)}
+	ss := &session{s: ds, engine: ds.Engine(), program: path, call: strings.TrimSpace(in.Call)}
 	ss.live = ds.SetOutput(ss.write) // what it printed before its first stop comes at once
 	for i, bp := range in.Breakpoints {
 		if err := addBreak(ds, bp); err != nil {
@@ -119,7 +111,7 @@ func (s *Server) start(ctx context.Context, in StartIn) (Stop, string, error) {
 	if err != nil {
 		return Stop{}, "", fmt.Errorf("%s (session %s is open at the start)", err, id)
 	}
-	text := fmt.Sprintf("%s (%s engine) %s", id, eng.Name(), stopText(st))
+	text := fmt.Sprintf("%s (%s engine) %s", id, ss.engine, stopText(st))
 	if bs := ds.BreakSpecs(); len(bs) > 0 {
 		text += "\nbreakpoints: " + breaksText(bs)
 	}
@@ -592,6 +584,9 @@ type Evaluation struct {
 	// back to, the end), so a local name was looked up in the recorded
 	// state instead.
 	Recorded bool `json:"recorded,omitempty"`
+	// Predicted: a model engine's session, so the code was evaluated over
+	// the stop's predicted values (in the sandbox), not in a run.
+	Predicted bool `json:"predicted,omitempty"`
 }
 
 var evalModes = map[string]string{"": tracer.EvalExec, "auto": tracer.EvalExec, "expr": tracer.EvalExpr,
@@ -623,7 +618,7 @@ func (s *Server) evaluate(ctx context.Context, in EvaluateIn) (Evaluation, strin
 	stop()
 	switch {
 	case errors.Is(err, debugger.ErrNotLive):
-		return s.recorded(ss, in)
+		return s.recorded(ss, in, err)
 	case err != nil:
 		return Evaluation{}, "", err
 	case !res.OK:
@@ -636,11 +631,15 @@ func (s *Server) evaluate(ctx context.Context, in EvaluateIn) (Evaluation, strin
 			ev.Locals = localsMap(debugger.Stop{State: tracer.State{Locals: res.Locals}})
 		}
 	}
+	if ss.s.Predicted() {
+		ev.Predicted = true
+		return ev, ev.Result + "  [over the predicted values]", nil
+	}
 	return ev, ev.Result, nil
 }
 
 // recorded looks a local name up in the recorded state of the frame.
-func (s *Server) recorded(ss *session, in EvaluateIn) (Evaluation, string, error) {
+func (s *Server) recorded(ss *session, in EvaluateIn, why error) (Evaluation, string, error) {
 	name := strings.TrimSpace(in.Code)
 	frames := ss.s.Frames()
 	if in.Level < len(frames) {
@@ -648,10 +647,7 @@ func (s *Server) recorded(ss *session, in EvaluateIn) (Evaluation, string, error
 			return Evaluation{Session: ss.id, Result: v, Recorded: true}, v + "  [recorded: no live program here]", nil
 		}
 	}
-	if engine.IsPredicted(ss.s) {
-		return Evaluation{}, "", fmt.Errorf("%q is not a local name of this frame (a model engine never runs code: only local names can be looked up)", name)
-	}
-	return Evaluation{}, "", fmt.Errorf("%q is not a local name of this frame, and %v", name, debugger.ErrNotLive)
+	return Evaluation{}, "", fmt.Errorf("%q is not a local name of this frame, and %v", name, why)
 }
 
 // PredictOutputIn are predict_output's arguments.
@@ -673,11 +669,11 @@ type Prediction struct {
 }
 
 func (s *Server) predictOutput(ctx context.Context, in PredictOutputIn) (Prediction, string, error) {
-	eng, err := s.reg.Get(s.engineOr(in.Engine), "")
+	name, err := s.engine(in.Engine)
 	if err != nil {
 		return Prediction{}, "", err
 	}
-	out, st, err := engine.PredictOutput(ctx, eng, in.Code, in.Call)
+	out, st, err := s.reg.PredictOutput(ctx, name, in.Code, in.Call)
 	if err != nil {
 		return Prediction{}, "", err
 	}
@@ -685,7 +681,7 @@ func (s *Server) predictOutput(ctx context.Context, in PredictOutputIn) (Predict
 	if m := debugger.PredictedMark(st); m != "" {
 		text += "  " + m
 	}
-	return Prediction{Output: out, Engine: eng.Name(), Predicted: st.Predicted, Confidence: st.Confidence}, text, nil
+	return Prediction{Output: out, Engine: name, Predicted: st.Predicted, Confidence: st.Confidence}, text, nil
 }
 
 // PredictInputIn are predict_input's arguments.
@@ -697,15 +693,11 @@ type PredictInputIn struct {
 }
 
 func (s *Server) predictInput(ctx context.Context, in PredictInputIn) (Prediction, string, error) {
-	name := s.engineOr(in.Engine)
-	if name == engine.Real || name == engine.CWMName {
-		return Prediction{}, "", engine.ErrNoInverse // before opening anything
-	}
-	eng, err := s.reg.Get(name, "")
+	name, err := s.engine(in.Engine)
 	if err != nil {
 		return Prediction{}, "", err
 	}
-	args, st, err := engine.PredictInput(ctx, eng, in.Code, in.Function, in.Output)
+	args, st, err := s.reg.PredictInput(ctx, name, in.Code, in.Function, in.Output)
 	if err != nil {
 		return Prediction{}, "", err
 	}
@@ -720,14 +712,15 @@ func (s *Server) predictInput(ctx context.Context, in PredictInputIn) (Predictio
 	if pm := debugger.PredictedMark(st); pm != "" {
 		text += "  " + pm
 	}
-	return Prediction{Args: m, Call: call, Engine: eng.Name(), Predicted: st.Predicted, Confidence: st.Confidence}, text, nil
+	return Prediction{Args: m, Call: call, Engine: name, Predicted: st.Predicted, Confidence: st.Confidence}, text, nil
 }
 
-func (s *Server) engineOr(name string) string {
+// engine is the engine a tool call names (none: the server's default).
+func (s *Server) engine(name string) (string, error) {
 	if strings.TrimSpace(name) == "" {
-		return s.defaultEngine
+		name = s.defaultEngine
 	}
-	return name
+	return s.reg.Resolve(name, "")
 }
 
 func compact(id string, st debugger.Stop) Stop {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -54,12 +53,12 @@ func debugRegistry(p debugProgram) *engine.Registry {
 // and line: two steps show it (the next event is then main's exception,
 // else the callee's --Call--), and Back returns to the first stop.
 func startedOrErr(ctx context.Context, s *debugger.Session, path string) error {
-	tb, ok := s.Backend().(*debugger.TraceBackend)
+	rec, ok := s.Backend().(debugger.Recording) // the real engine: a run of the program
 	if !ok {
 		return nil
 	}
-	if s.Current().IsExit() || tb.Tree().T.Call == "" {
-		return notStarted(tb.Tree().T, path)
+	if s.Current().IsExit() || rec.Tree().T.Call == "" {
+		return notStarted(rec.Tree().T, path)
 	}
 	live := s.Live()
 	steps := 0
@@ -75,7 +74,7 @@ func startedOrErr(ctx context.Context, s *debugger.Session, path string) error {
 	}
 	// The run has not ended: notStarted weighs main's own exception as
 	// at an error exit.
-	probe := *tb.Tree().T
+	probe := *rec.Tree().T
 	probe.Exit = tracer.Exit{Kind: tracer.ExitError}
 	if err := notStarted(&probe, path); err != nil {
 		return err
@@ -204,15 +203,8 @@ func runDebug(cmd *cobra.Command, args []string) error {
 		input = tracer.NewInput()
 		p.Context.Input = input
 	}
-	b, err := eng.Open(ctx, p)
+	s, err := reg.Open(ctx, eng.Name(), "", p)
 	if err != nil {
-		return err
-	}
-	s, err := debugger.NewSession(ctx, b)
-	if err != nil {
-		if c, ok := b.(io.Closer); ok {
-			c.Close()
-		}
 		return err
 	}
 	defer s.Close()
@@ -224,7 +216,7 @@ func runDebug(cmd *cobra.Command, args []string) error {
 	stdoutTTY := out == os.Stdout && term.IsTerminal(int(os.Stdout.Fd()))
 	color := debugFlags.color == "always" || (debugFlags.color == "auto" && stdoutTTY)
 	opts := repl.Options{Name: filepath.Base(path), Color: color && !debugFlags.batch, Engine: eng.Name(), Timeout: debugFlags.live.timeout,
-		Extra: neuralCommands(eng.Name(), reg)}
+		Extra: neuralCommands(s)}
 	if input != nil {
 		opts.Input = input
 	}

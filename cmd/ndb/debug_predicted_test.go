@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,6 +10,9 @@ import (
 	"testing"
 
 	"ndb/engine"
+	"ndb/engine/enginetest"
+	"ndb/repl"
+	"ndb/tracer"
 )
 
 // TestDebugModelEngineMarksAndRefuses: `ndb debug --engine model --batch`
@@ -75,6 +79,44 @@ func TestDebugModelEngineMarksAndRefuses(t *testing.T) {
 		}
 		if out != "" {
 			t.Errorf("%v: a refused program wrote %q", c.args, out)
+		}
+	}
+}
+
+// TestTerminalEvaluatesOverPredictedValues: the terminal of a model
+// engine's session, opened as ndb debug opens it (the registry, whose real
+// engine evaluates), answers p EXPR over the predicted values, refuses a
+// statement, and runs the session's neural commands (set, back).
+func TestTerminalEvaluatesOverPredictedValues(t *testing.T) {
+	model := enginetest.Fixed{Text: `<|line_sep|><|arg_sep|>{"s": "'ab'", "x": "'cd'", "n": "3"}<|src_sep|>    return f('ab', 3)<|action_sep|>`,
+		Probs: []float64{1}}
+	reg := engine.NewRegistry(engine.Options{Predictor: model, Python: "python3", Workers: 1})
+	defer reg.Close()
+	ctx := context.Background()
+	s, err := reg.Open(ctx, "model", "", tracer.Program{Path: "prog.py", Source: "def f(s, n):\n    return s * n\n", Call: "f('ab', 3)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	term := repl.New(s, repl.Options{Engine: s.Engine(), Extra: neuralCommands(s)})
+	for _, c := range []struct{ line, want, err string }{
+		{"s", "", ""}, // step into main's line: the fixed prediction
+		{"p s + x", "'abcd'", ""},
+		{"p n * 2", "6", ""},
+		{"p s + n", "", "TypeError"},
+		{"!s = 1", "", "cannot run"},
+		{"set n = 4", "n = 4", ""},
+		{"p n * 2", "8", ""},
+		{"back", "undid the last step", ""},
+	} {
+		res, err := term.Exec(ctx, c.line)
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%s: %v", c.line, err)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: %+v %v, want an error with %q", c.line, res, err, c.err)
+		case c.want != "" && res.Message != c.want:
+			t.Errorf("%s: %q, want %q", c.line, res.Message, c.want)
 		}
 	}
 }

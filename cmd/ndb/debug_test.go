@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,16 +59,17 @@ func TestDebugBatchCommand(t *testing.T) {
 // with the first clause of its help; resample, set and verify all read
 // "Model engines" once, so their one-line summaries must differ.
 func TestNeuralCommandHelpSummaries(t *testing.T) {
-	reg := engine.NewRegistry(engine.Options{Python: "python3", Workers: 1})
-	defer reg.Close()
-	extra := neuralCommands("model", reg)
-	trace := &tracer.Trace{Source: "x = 1\n", Exit: tracer.Exit{Kind: tracer.ExitNormal},
-		States: []tracer.State{{Event: tracer.EventLine, Lineno: 1, Function: "<module>", Src: "x = 1", Frame: 1}}}
-	s, err := debugger.NewSession(context.Background(), debugger.NewTraceBackend(trace))
+	b, err := engine.NewNeural(tracer.Program{Source: "x = 1\n"}, engine.PredictorFunc(func(context.Context, string, int, engine.Draw) ([]string, error) {
+		return nil, errors.New("no prediction in this test")
+	}), engine.Draw{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := repl.New(s, repl.Options{Extra: extra}).Exec(context.Background(), "help")
+	s, err := debugger.NewSession(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := repl.New(s, repl.Options{Extra: neuralCommands(s)}).Exec(context.Background(), "help")
 	if err != nil {
 		t.Fatal(err)
 	}

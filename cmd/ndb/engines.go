@@ -73,22 +73,19 @@ func (f *liveFlags) limits(base tracer.Limits) (tracer.Limits, error) {
 	return base, nil
 }
 
-// neuralCommands gives the terminal the session commands of package engine:
-// back on every engine; resample, set and verify on the model engines
-// (name), with the registry's real engine behind verify, as in ndb dap.
-func neuralCommands(name string, reg *engine.Registry) *repl.Extra {
-	var real *engine.RealEngine
-	if name != engine.Real {
-		real = reg.Real() // its worker starts on first use
-	}
-	help := make([]repl.ExtraHelp, 0, len(engine.NeuralCommands))
-	for _, c := range engine.NeuralCommands {
-		if c.Name == "back" || real != nil {
+// neuralCommands gives the terminal the session commands of
+// debugger.Session (RunCommand): back on every engine; resample, set and
+// verify on a model engine's session (its backend, opened by the
+// registry, has the registry's real engine behind verify), as in ndb dap.
+func neuralCommands(s *debugger.Session) *repl.Extra {
+	help := make([]repl.ExtraHelp, 0, len(debugger.NeuralCommands))
+	for _, c := range debugger.NeuralCommands {
+		if c.Name == "back" || s.Predicted() {
 			help = append(help, repl.ExtraHelp{Name: c.Name, Args: c.Args, Help: c.Help})
 		}
 	}
 	run := func(ctx context.Context, s *debugger.Session, line string) (string, bool, bool, error) {
-		res, ok, err := engine.RunCommand(ctx, s, real, line)
+		res, ok, err := s.RunCommand(ctx, line)
 		return res.Message, res.Moved, ok, err
 	}
 	return &repl.Extra{Help: help, Run: run}
