@@ -3,6 +3,8 @@ package dataset
 import (
 	"regexp"
 	"strings"
+
+	"ndb/internal/pysource"
 )
 
 // Doctest calls and main blocks of real-world files (the function units of
@@ -39,44 +41,18 @@ func StripMainBlock(code string) string {
 }
 
 var (
-	promptRe   = regexp.MustCompile(`^\s*>>> ?(.*)$`)
-	contRe     = regexp.MustCompile(`^\s*\.\.\.(?: (.*))?$`)
-	topDefRe   = regexp.MustCompile(`^(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)`)
-	topImpRe   = regexp.MustCompile(`^import\s+(.+)$`)
-	topFromRe  = regexp.MustCompile(`^from\s+\S+\s+import\s+\(?([^)#]+)`)
-	topAssigRe = regexp.MustCompile(`^([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*(?::[^=]*)?=[^=]`)
+	promptRe = regexp.MustCompile(`^\s*>>> ?(.*)$`)
+	contRe   = regexp.MustCompile(`^\s*\.\.\.(?: (.*))?$`)
 )
 
-// moduleNames lists the names a module binds at top level: functions,
-// classes, imports and assignments.
+// moduleNames lists the names a module binds when it is imported without
+// its main block (StripMainBlock, as a call unit runs it): functions,
+// classes, imports, assignments, also those under a top-level if or try
+// (`try: import numpy as np`), read by the program's index.
 func moduleNames(code string) map[string]bool {
 	names := map[string]bool{}
-	for _, l := range strings.Split(code, "\n") {
-		if m := topDefRe.FindStringSubmatch(l); m != nil {
-			names[m[1]] = true
-		} else if m := topImpRe.FindStringSubmatch(l); m != nil {
-			for _, part := range strings.Split(m[1], ",") {
-				f := strings.Fields(part)
-				if len(f) == 3 && f[1] == "as" {
-					names[f[2]] = true
-				} else if len(f) >= 1 {
-					names[strings.Split(f[0], ".")[0]] = true
-				}
-			}
-		} else if m := topFromRe.FindStringSubmatch(l); m != nil {
-			for _, part := range strings.Split(m[1], ",") {
-				f := strings.Fields(part)
-				if len(f) == 3 && f[1] == "as" {
-					names[f[2]] = true
-				} else if len(f) >= 1 {
-					names[f[0]] = true
-				}
-			}
-		} else if m := topAssigRe.FindStringSubmatch(l); m != nil {
-			for _, n := range strings.Split(m[1], ",") {
-				names[strings.TrimSpace(n)] = true
-			}
-		}
+	for _, n := range pysource.New(StripMainBlock(code)).Module.Locals() {
+		names[n] = true
 	}
 	return names
 }

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
+
+	"ndb/internal/pysource"
 )
 
 // pyFloatMarker prefixes the strings sanitizeJSON puts in place of the
@@ -154,13 +155,15 @@ func writePyValue(dec *json.Decoder, b *strings.Builder) error {
 	return nil
 }
 
-var defRe = regexp.MustCompile(`(?m)^def\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(`)
-
-// definedFunctions lists the top-level functions of code, in order.
+// definedFunctions lists the functions code defines at the start of a line
+// (`def NAME(`, not async), in order, read by the program's index (a def
+// in a string or comment is none).
 func definedFunctions(code string) []string {
 	var out []string
-	for _, m := range defRe.FindAllStringSubmatch(code, -1) {
-		out = append(out, m[1])
+	for _, s := range pysource.New(code).TopLevel(pysource.Function) {
+		if s.Indent == 0 && !s.Async {
+			out = append(out, s.Name)
+		}
 	}
 	return out
 }

@@ -348,3 +348,40 @@ func measureFileSource(t *testing.T, name string) {
 	t.Logf("files with a kept unit: %d of %d (%d held out at 5%%); script errors by type: %v", len(kept), s.Files(), len(held), errors)
 	t.Logf("traced in %.0f s", time.Since(start).Seconds())
 }
+
+// TestModuleNamesFromTheIndex: a doctest call may use a name the module
+// binds under a top-level try or if, not a def inside a string or one the
+// main block binds (the call unit runs without it). The line patterns
+// before the index took `def fake(` in the string and missed gcd; the
+// first-column `def` search took fake as a defined function too.
+func TestModuleNamesFromTheIndex(t *testing.T) {
+	mod := `try:
+    from math import gcd
+except ImportError:
+    gcd = None
+DOC = """
+def fake(x):
+    return x
+"""
+
+
+def f(a):
+    """
+    >>> f(gcd(4, 6))
+    >>> fake(1)
+    >>> main_only(2)
+    """
+    return a
+
+
+if __name__ == "__main__":
+    def main_only(x):
+        return x
+`
+	if got := DoctestCalls(mod); !slices.Equal(got, []string{"f(gcd(4, 6))"}) {
+		t.Errorf("calls %q, want only f(gcd(4, 6))", got)
+	}
+	if got := definedFunctions(mod); !slices.Equal(got, []string{"f"}) {
+		t.Errorf("defined functions %q, want f", got)
+	}
+}

@@ -52,3 +52,40 @@ class D:
 		}
 	}
 }
+
+// TestFunctionLineSkipsStringsAndComments: a def inside a string or a
+// comment is no function, a def whose header goes on over several lines
+// is (the regular expressions before the index matched the first and
+// missed none of these by luck only), and a nested class's method is
+// found by its qualified name, as pdb's `b Outer.Inner.m` evaluates it.
+func TestFunctionLineSkipsStringsAndComments(t *testing.T) {
+	src := `DOC = """
+def ghost(x):
+    return x
+"""
+# def phantom():
+
+
+def real(
+        x):
+    return x
+
+
+class Outer:
+    class Inner:
+        def m(self):
+            return 1
+
+
+def ghost_caller():
+    return "def ghost():"
+`
+	for _, c := range []struct {
+		name string
+		want int
+	}{{"ghost", 0}, {"phantom", 0}, {"real", 8}, {"Outer.Inner.m", 15}, {"Inner.m", 15}, {"m", 15}, {"Outer.m", 0}} {
+		if got := FunctionLine(src, c.name); got != c.want {
+			t.Errorf("FunctionLine(%q) = %d, want %d", c.name, got, c.want)
+		}
+	}
+}

@@ -1,10 +1,11 @@
 package engine
 
 import (
-	"regexp"
+	"slices"
 	"strings"
 
 	"ndb/debugger"
+	"ndb/internal/pysource"
 	"ndb/tracer"
 )
 
@@ -15,62 +16,39 @@ import (
 // history, the event that came before and the action.
 
 // sourceIndex knows, for every line of a program, which code object a line
-// event on it belongs to.
+// event on it belongs to, read from the program's index (internal/pysource).
 type sourceIndex struct {
 	lines []string                   // 1-based: lines[n-1]
-	scope []string                   // function (code name) whose line events fire on line n; "" for blank or continuation lines
+	scope []string                   // function (code name) whose statement starts on line n; "" for blank or continuation lines
 	def   map[int]string             // header lines: def/class line -> the name of the code object it opens
 	calls map[string]map[string]bool // function -> the defined functions its lines call (by name)
+	px    *pysource.Index
 }
 
-var headerRE = regexp.MustCompile(`^\s*(?:async\s+)?(def|class)\s+([A-Za-z_][A-Za-z_0-9]*)`)
-
-// newSourceIndex scans source: a stack of def/class blocks by indentation,
-// skipping lines inside brackets or triple-quoted strings (continuations).
+// newSourceIndex indexes source.
 func newSourceIndex(source string) *sourceIndex {
-	ix := &sourceIndex{lines: debugger.SourceLines(source), def: map[int]string{}}
+	px := pysource.New(source)
+	ix := &sourceIndex{lines: debugger.SourceLines(source), def: map[int]string{}, calls: map[string]map[string]bool{}, px: px}
 	ix.scope = make([]string, len(ix.lines))
-	type block struct {
-		indent int
-		name   string
-	}
-	var stack []block
-	var sc lexState
-	for i, l := range ix.lines {
-		continuation := sc.open()
-		sc.scan(l)
-		t := strings.TrimSpace(l)
-		if continuation || t == "" || t[0] == '#' {
-			continue
-		}
-		indent := len(l) - len(strings.TrimLeft(l, " \t"))
-		for len(stack) > 0 && stack[len(stack)-1].indent >= indent {
-			stack = stack[:len(stack)-1]
-		}
-		ix.scope[i] = "<module>"
-		if len(stack) > 0 {
-			ix.scope[i] = stack[len(stack)-1].name
-		}
-		if m := headerRE.FindStringSubmatch(l); m != nil {
-			ix.def[i+1] = m[2]
-			stack = append(stack, block{indent, m[2]})
+	for i := range ix.lines {
+		if px.StatementStarts(i + 1) {
+			ix.scope[i] = px.Owner(i + 1).Name
 		}
 	}
-	ix.calls = map[string]map[string]bool{}
-	for _, name := range ix.def {
-		re := regexp.MustCompile(`(^|[^A-Za-z_0-9.])` + regexp.QuoteMeta(name) + `\s*\(`)
-		for i, l := range ix.lines {
-			if ix.def[i+1] == name || !re.MatchString(l) {
+	defined := map[string]bool{}
+	for _, f := range px.Functions() {
+		ix.def[f.Line] = f.Name
+		defined[f.Name] = true
+	}
+	for _, f := range append([]*pysource.Scope{px.Module}, px.Functions()...) {
+		for _, callee := range px.Calls(f) {
+			if !defined[callee] {
 				continue
 			}
-			caller := ix.scope[i]
-			for j := i; caller == "" && j > 0; j-- { // a continuation line: its statement's scope
-				caller = ix.scope[j-1]
+			if ix.calls[f.Name] == nil {
+				ix.calls[f.Name] = map[string]bool{}
 			}
-			if ix.calls[caller] == nil {
-				ix.calls[caller] = map[string]bool{}
-			}
-			ix.calls[caller][name] = true
+			ix.calls[f.Name][callee] = true
 		}
 	}
 	return ix
@@ -102,47 +80,6 @@ func (ix *sourceIndex) callDistance(from, to string) (int, bool) {
 	return 0, false
 }
 
-// lexState follows brackets and strings across lines.
-type lexState struct {
-	depth  int    // open brackets
-	triple string // the open triple quote, if any
-}
-
-func (s *lexState) open() bool { return s.depth > 0 || s.triple != "" }
-
-func (s *lexState) scan(l string) {
-	for i := 0; i < len(l); i++ {
-		if s.triple != "" {
-			if strings.HasPrefix(l[i:], s.triple) {
-				i += 2
-				s.triple = ""
-			}
-			continue
-		}
-		switch c := l[i]; c {
-		case '#':
-			return
-		case '(', '[', '{':
-			s.depth++
-		case ')', ']', '}':
-			if s.depth > 0 {
-				s.depth--
-			}
-		case '\'', '"':
-			if q := l[i : i+1]; strings.HasPrefix(l[i:], q+q+q) {
-				s.triple = q + q + q
-				i += 2
-				continue
-			}
-			for i++; i < len(l) && l[i] != c; i++ {
-				if l[i] == '\\' {
-					i++
-				}
-			}
-		}
-	}
-}
-
 // line returns the text of line n, "" out of range.
 func (ix *sourceIndex) line(n int) string {
 	if n < 1 || n > len(ix.lines) {
@@ -151,34 +88,56 @@ func (ix *sourceIndex) line(n int) string {
 	return ix.lines[n-1]
 }
 
-// function is the code name of a state of event ev on line n.
+// function is the code name of a state of event ev on line n: for a call,
+// the code whose call event fires there (its co_firstlineno, a decorator's
+// line for a decorated def) or, on no such line, the innermost code running
+// there (a resumed generator); else the code whose statement runs there.
+// "" for a line that runs nothing.
 func (ix *sourceIndex) function(ev string, n int) string {
-	if ev == tracer.EventCall {
-		if name, ok := ix.def[n]; ok {
-			return name
-		}
-		return anonymousName(ix.line(n))
+	if fns := ix.functions(ev, n); len(fns) > 0 {
+		return fns[0]
 	}
-	if n < 1 || n > len(ix.scope) || ix.scope[n-1] == "" {
-		return ""
-	}
-	return ix.scope[n-1]
+	return ""
 }
 
-// anonymousName guesses the code name of a call event on a line that is no
-// def: a lambda or a comprehension (3.11 and earlier give them frames).
-func anonymousName(l string) string {
-	switch {
-	case strings.Contains(l, "lambda"):
-		return "<lambda>"
-	case strings.Contains(l, "[") && strings.Contains(l, " for "):
-		return "<listcomp>"
-	case strings.Contains(l, "{") && strings.Contains(l, " for ") && strings.Contains(l, ":"):
-		return "<dictcomp>"
-	case strings.Contains(l, "{") && strings.Contains(l, " for "):
-		return "<setcomp>"
-	case strings.Contains(l, " for "):
-		return "<genexpr>"
+// functions lists every code name a state of event ev on line n may have,
+// the likeliest first: besides function's, a line event may be a class
+// body's on its first line (3.11), a one-line def's body, a lambda's or a
+// comprehension's.
+func (ix *sourceIndex) functions(ev string, n int) []string {
+	runs := ix.px.RunsOn(n)
+	if ev == tracer.EventCall {
+		if opens := ix.px.Opens(n); len(opens) > 0 {
+			var out []string
+			for _, s := range opens {
+				out = append(out, s.Name)
+			}
+			return out
+		}
+		if len(runs) > 0 {
+			return []string{runs[len(runs)-1].Name}
+		}
+		return nil
+	}
+	var out []string
+	if o := ix.px.Owner(n); o != nil {
+		out = append(out, o.Name)
+	}
+	for _, s := range runs {
+		if !slices.Contains(out, s.Name) {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
+// codeNameOf is the code name of a call event whose source line the
+// program does not have: the def, class, lambda or comprehension the line's
+// own text opens, else "<unknown>".
+func codeNameOf(src string) string {
+	px := pysource.New(strings.TrimSpace(src))
+	if len(px.Scopes) > 0 {
+		return px.Scopes[0].Name
 	}
 	return "<unknown>"
 }
@@ -263,10 +222,10 @@ func (ix *sourceIndex) place(s *tracer.State, cur debugger.Stop, stack []frameRe
 		known := fnAt(d)
 		var fit []int
 		for _, c := range cands {
-			fn := ix.function(s.Event, c)
+			fns := ix.functions(s.Event, c)
 			// A call opens a new frame at d; otherwise the line must belong
 			// to the frame the stack has there (or to a frame not seen yet).
-			if s.Event == tracer.EventCall || d > cur.Depth && d >= len(stack) || known == "" || fn == known || isAnon(known) {
+			if s.Event == tracer.EventCall || d > cur.Depth && d >= len(stack) || known == "" || slices.Contains(fns, known) || isAnon(known) {
 				fit = append(fit, c)
 			}
 		}
@@ -276,7 +235,7 @@ func (ix *sourceIndex) place(s *tracer.State, cur debugger.Stop, stack []frameRe
 		s.Depth = d
 		s.Lineno = nearest(fit, cur.Lineno, backward, d == cur.Depth)
 		s.Function = ix.function(s.Event, s.Lineno)
-		if isAnon(known) && d < len(stack) && s.Event != tracer.EventCall {
+		if (isAnon(known) || slices.Contains(ix.functions(s.Event, s.Lineno), known)) && d < len(stack) && s.Event != tracer.EventCall {
 			s.Function = known
 		}
 		return
@@ -304,10 +263,7 @@ func (ix *sourceIndex) place(s *tracer.State, cur debugger.Stop, stack []frameRe
 		s.Lineno = 0
 		s.Function = fnAt(s.Depth)
 		if s.Event == tracer.EventCall {
-			s.Function = anonymousName(s.Src)
-			if m := headerRE.FindStringSubmatch(s.Src); m != nil {
-				s.Function = m[2]
-			}
+			s.Function = codeNameOf(s.Src)
 		}
 	}
 }
@@ -375,10 +331,12 @@ func nextDepths(cur tracer.State, next string, action debugger.Action) []int {
 			return []int{d - 1}
 		case cur.Event == call:
 			return []int{d, d - 1}
-		case next == ret || next == exc:
-			if cur.Event == line {
-				return []int{d + 1, d}
-			}
+		case next == exc:
+			// An exception event is never just before a state of a caller
+			// (the callee's return comes between): it is the frame's own,
+			// where a callee's exception came into its line.
+			return []int{d, d + 1}
+		case next == ret:
 			return []int{d + 1, d}
 		default:
 			return []int{d, d - 1}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/chzyer/readline"
 
-	"ndb/debugger"
+	"ndb/internal/pysource"
 	"ndb/tracer"
 )
 
@@ -174,15 +174,13 @@ func (t *Terminal) displayedNames() []string {
 	return out
 }
 
-var topDef = regexp.MustCompile(`^(?:async\s+)?def\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(`)
-
 // topLevelFunctions are the names of the functions src defines at its top
-// level (those b FUNC accepts).
+// level (those b FUNC accepts), from the program's index.
 func topLevelFunctions(src string) []string {
 	var out []string
-	for _, l := range debugger.SourceLines(src) {
-		if m := topDef.FindStringSubmatch(l); m != nil {
-			out = append(out, m[1])
+	for _, s := range pysource.New(src).TopLevel(pysource.Function) {
+		if s.Indent == 0 {
+			out = append(out, s.Name)
 		}
 	}
 	return out

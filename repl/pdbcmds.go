@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"ndb/debugger"
+	"ndb/internal/pysource"
 	"ndb/internal/termsafe"
 	"ndb/tracer"
 )
@@ -100,65 +101,57 @@ func (t *Terminal) selectFrame(frames []debugger.Stop, j int) Result {
 		"level": t.sel, "function": f.Function, "lineno": f.Lineno, "src": f.Src}}}
 }
 
-var defLine = regexp.MustCompile(`^(\s*)(?:async\s+)?def\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(`)
-
-func indentOf(line string) int { return len(line) - len(strings.TrimLeft(line, " \t")) }
-
 func blankOrComment(line string) bool {
 	s := strings.TrimSpace(line)
 	return s == "" || strings.HasPrefix(s, "#")
 }
 
 // functionRange is the source of f's function as inspect.getsourcelines
-// gives it to pdb's longlist: the whole file for the module; for a
-// function its decorators, def line and body; a lambda's or
-// comprehension's own line.
-func functionRange(lines []string, f debugger.Stop) (int, int) {
-	n := len(lines)
+// gives it to pdb's longlist: the whole file for the module; for a def or
+// a class body its decorators, header and body (sourceBlock); a lambda's
+// or comprehension's own line.
+func functionRange(ix *pysource.Index, f debugger.Stop) (int, int) {
+	n := len(ix.Lines)
 	if f.Function == "<module>" || f.Lineno < 1 || f.Lineno > n {
 		return 1, n
 	}
-	def := 0
-	for k := f.Lineno; k <= n && strings.HasPrefix(strings.TrimSpace(lines[k-1]), "@"); k++ { // at a decorator (the call's line)
-		if m := defLine.FindStringSubmatch(lines[k]); k < n && m != nil && m[2] == f.Function {
-			def = k + 1
+	var in *pysource.Scope // the innermost def or class of that name around the line
+	for _, s := range ix.Functions() {
+		if s.Name == f.Function && s.First <= f.Lineno && f.Lineno <= s.End && (in == nil || s.First > in.First) {
+			in = s
 		}
 	}
-	if def == 0 && !strings.HasPrefix(f.Function, "<") {
-		limit := -1 // the def encloses the line: smaller indentation, unless it is the line itself
-		for k := f.Lineno; k >= 1; k-- {
-			line := lines[k-1]
-			if blankOrComment(line) {
-				continue
-			}
-			ind := indentOf(line)
-			if m := defLine.FindStringSubmatch(line); m != nil && m[2] == f.Function && (k == f.Lineno || limit < 0 || ind < limit) {
-				def = k
-				break
-			}
-			if limit < 0 || ind < limit {
-				limit = ind
-			}
-		}
-	}
-	if def == 0 {
+	if in == nil {
 		return f.Lineno, f.Lineno
 	}
-	first := def
-	for first > 1 && strings.HasPrefix(strings.TrimSpace(lines[first-2]), "@") && indentOf(lines[first-2]) == indentOf(lines[def-1]) {
-		first--
+	return sourceBlock(ix, in)
+}
+
+// sourceBlock is the lines inspect.getblock gives for a def or class:
+// from co_firstlineno (its first decorator) to the end of its body, and
+// the comments after it indented at least as deep as the body (3.11's
+// BlockFinder); a one-line def's is its logical line.
+func sourceBlock(ix *pysource.Index, s *pysource.Scope) (int, int) {
+	last := s.End
+	if s.OneLine() {
+		return s.First, last
 	}
-	last := def
-	for k := def + 1; k <= n; k++ {
-		if blankOrComment(lines[k-1]) {
+	body := ix.Line(s.Body)
+	col := len(body) - len(strings.TrimLeft(body, " \t"))
+	for k := s.End + 1; k <= len(ix.Lines); k++ {
+		l := ix.Line(k)
+		t := strings.TrimLeft(l, " \t")
+		if t == "" {
 			continue
 		}
-		if indentOf(lines[k-1]) <= indentOf(lines[def-1]) {
+		if !strings.HasPrefix(t, "#") {
 			break
 		}
-		last = k
+		if len(l)-len(t) >= col {
+			last = k
+		}
 	}
-	return first, last
+	return s.First, last
 }
 
 func longlistCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
@@ -167,7 +160,7 @@ func longlistCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
 		return Result{}, errNotRunning
 	}
 	all := debugger.SourceLines(t.s.Source())
-	first, last := functionRange(all, f)
+	first, last := functionRange(pysource.New(t.s.Source()), f)
 	if first < 1 || last > len(all) || first > last {
 		return Result{}, fmt.Errorf("could not get source code")
 	}
@@ -344,23 +337,29 @@ func (t *Terminal) resolveFunction(ctx context.Context, where string) (string, i
 		}
 	}
 	parts := strings.Split(where, ".")
+	ix := pysource.New(t.s.Source())
 	switch {
 	case len(parts) == 1:
-		line, err := t.functionLine(where)
-		return where, line, err
+		// once the def has run, pdb evaluates the name: co_firstlineno
+		// (debugger.FunctionLine, DAP's and MCP's too); before, its
+		// find_function searches the text
+		if t.functionDefined(where) {
+			if line := debugger.FunctionLine(t.s.Source(), where); line > 0 {
+				return where, line, nil
+			}
+		} else if line := pdbFindFunction(ix, where); line > 0 {
+			return where, line, nil
+		}
 	case len(parts) == 2 && parts[0] == strings.TrimSuffix(filepath.Base(t.name), ".py"):
 		// pdb's lineinfo finds the module's file and "def NAME(" in it
-		line, err := t.functionLine(parts[1])
-		if err != nil {
-			return "", 0, notFound
-		}
-		if !t.functionDefined(parts[1]) {
+		if line := pdbFindFunction(ix, parts[1]); line > 0 {
 			return parts[1], line, nil
 		}
-		return parts[1], t.defLine(parts[1], 0), nil
-	case len(parts) == 2 && t.classDefined(parts[0]):
-		if line := t.methodLine(parts[0], parts[1]); line > 0 {
-			return parts[1], line, nil
+	case t.classDefined(parts[0]):
+		// pdb evaluates Class.method (or Outer.Inner.method): its code's
+		// co_firstlineno, the first decorator's line
+		if line := debugger.FunctionLine(t.s.Source(), where); line > 0 {
+			return parts[len(parts)-1], line, nil
 		}
 	}
 	return "", 0, notFound
@@ -371,12 +370,14 @@ var (
 	codeInfo   = regexp.MustCompile(`^\('([^']*)', (\d+), (True|False)\)$`)
 )
 
-// defLine is the line of "def NAME(" at indentation indent, 0 if none.
-func (t *Terminal) defLine(name string, indent int) int {
-	re := regexp.MustCompile(`^(async\s+)?def\s+` + regexp.QuoteMeta(name) + `\s*\(`)
-	for i, l := range debugger.SourceLines(t.s.Source()) {
-		if indentOf(l) == indent && re.MatchString(strings.TrimLeft(l, " \t")) {
-			return i + 1
+// pdbFindFunction is the line pdb's find_function gives a function it
+// has not evaluated: the first `def NAME(` at the start of a line (not an
+// async def, not an indented one), 0 if none; a def in a string or a
+// comment is none (pdb's regular expression would take it).
+func pdbFindFunction(ix *pysource.Index, name string) int {
+	for _, s := range ix.Functions() {
+		if s.Kind == pysource.Function && s.Name == name && s.Indent == 0 && !s.Async {
+			return s.Line
 		}
 	}
 	return 0
@@ -392,72 +393,9 @@ func (t *Terminal) classDefined(name string) bool {
 	return ok && strings.HasPrefix(v, "<class ")
 }
 
-// methodLine is co_firstlineno of method in the top-level class cls: its
-// first decorator's line, else its def line; 0 if none.
-func (t *Terminal) methodLine(cls, method string) int {
-	lines := debugger.SourceLines(t.s.Source())
-	classRe := regexp.MustCompile(`^class\s+` + regexp.QuoteMeta(cls) + `\b`)
-	defRe := regexp.MustCompile(`^\s+(async\s+)?def\s+` + regexp.QuoteMeta(method) + `\s*\(`)
-	for i, l := range lines {
-		if !classRe.MatchString(l) {
-			continue
-		}
-		body := -1
-		for k := i + 1; k < len(lines); k++ {
-			if blankOrComment(lines[k]) {
-				continue
-			}
-			ind := indentOf(lines[k])
-			if ind == 0 {
-				break
-			}
-			if body < 0 {
-				body = ind
-			}
-			if ind == body && defRe.MatchString(lines[k]) {
-				first := k + 1
-				for first > 1 && strings.HasPrefix(strings.TrimSpace(lines[first-2]), "@") && indentOf(lines[first-2]) == body {
-					first--
-				}
-				return first
-			}
-		}
-	}
-	return 0
-}
-
 func (t *Terminal) isProgramFile(file string) bool {
 	file = strings.Trim(file, `'"`)
 	return file != "" && (file == t.name || filepath.Base(file) == filepath.Base(t.name))
-}
-
-// functionLine is where pdb's `b FUNC` puts the breakpoint: the code's
-// co_firstlineno (its first decorator's line) once the def has run, else
-// the def line that pdb finds by searching the file for "def FUNC(" at the
-// start of a line (for a decorated function that breakpoint never stops,
-// in pdb as here).
-func (t *Terminal) functionLine(name string) (int, error) {
-	lines := debugger.SourceLines(t.s.Source())
-	re := regexp.MustCompile(`^(async\s+)?def\s+` + regexp.QuoteMeta(name) + `\s*\(`)
-	def := 0
-	for i, l := range lines {
-		if re.MatchString(l) {
-			def = i + 1
-			break
-		}
-	}
-	defined := t.functionDefined(name)
-	if def == 0 || !defined && strings.HasPrefix(lines[def-1], "async") {
-		return 0, fmt.Errorf("The specified object '%s' is not a function or was not found along sys.path.", name)
-	}
-	if !defined {
-		return def, nil
-	}
-	first := def
-	for first > 1 && strings.HasPrefix(lines[first-2], "@") {
-		first--
-	}
-	return first, nil
 }
 
 // functionDefined says whether the module has run name's def: its globals
@@ -833,13 +771,17 @@ func sourceCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
 		return Result{}, fmt.Errorf("could not get source code")
 	}
 	lines := debugger.SourceLines(t.s.Source())
+	ix := pysource.New(t.s.Source())
 	first, last := 0, 0
 	switch m[1] {
 	case "def":
 		line, _ := strconv.Atoi(m[3])
-		first, last = functionRange(lines, debugger.Stop{State: tracer.State{Function: m[2], Lineno: line}})
+		first, last = functionRange(ix, debugger.Stop{State: tracer.State{Function: m[2], Lineno: line}})
 	case "class":
-		first, last = classRange(lines, m[2])
+		// inspect finds a class by its qualified name (3.11's _ClassFinder)
+		if c := ix.Lookup(m[2]); c != nil && c.Kind == pysource.Class {
+			first, last = sourceBlock(ix, c)
+		}
 	default:
 		return Result{}, fmt.Errorf("module, class, method, function, traceback, frame, or code object was expected, got %s", m[2])
 	}
@@ -854,37 +796,6 @@ func sourceCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
 }
 
 var sourceInfo = regexp.MustCompile(`^\('(def|class|none)', '([^']*)', (\d+)\)$`)
-
-// classRange is the lines of a top-level class NAME (a dotted qualname's
-// last part at its own indentation is not looked up): its decorators,
-// class line and body.
-func classRange(lines []string, qualname string) (int, int) {
-	if strings.Contains(qualname, ".") {
-		return 0, 0
-	}
-	re := regexp.MustCompile(`^class\s+` + regexp.QuoteMeta(qualname) + `\b`)
-	for i, l := range lines {
-		if !re.MatchString(l) {
-			continue
-		}
-		first := i + 1
-		for first > 1 && strings.HasPrefix(lines[first-2], "@") {
-			first--
-		}
-		last := i + 1
-		for k := i + 2; k <= len(lines); k++ {
-			if blankOrComment(lines[k-1]) {
-				continue
-			}
-			if indentOf(lines[k-1]) == 0 {
-				break
-			}
-			last = k
-		}
-		return first, last
-	}
-	return 0, 0
-}
 
 // refuseCmd answers a pdb command ndb does not run, with the reason
 // (docs/debugger.md lists them).

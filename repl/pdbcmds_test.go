@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"ndb/debugger"
+	"ndb/internal/pysource"
 	"ndb/tracer"
 )
 
@@ -309,7 +310,7 @@ func TestConditionsWithoutPdbLogic(t *testing.T) {
 }
 
 func TestFunctionRange(t *testing.T) {
-	lines := debugger.SourceLines("import x\n\n@deco\n@deco2(1)\ndef f(a):\n    '''doc'''\n    def g():\n        return 1\n\n    # tail\n    return g()\n# after\n\nclass C:\n    def m(self):\n        pass\nv = [i for i in x]\n")
+	ix := pysource.New("import x\n\n@deco\n@deco2(1)\ndef f(a):\n    '''doc'''\n    def g():\n        return 1\n\n    # tail\n    return g()\n# after\n\nclass C:\n    def m(self):\n        pass\nv = [i for i in x]\n")
 	for _, c := range []struct {
 		fn          string
 		line        int
@@ -318,7 +319,7 @@ func TestFunctionRange(t *testing.T) {
 		{"f", 3, 3, 11}, {"f", 6, 3, 11}, {"f", 11, 3, 11}, {"g", 8, 7, 8}, {"g", 7, 7, 8}, {"m", 16, 15, 16},
 		{"<module>", 17, 1, 17}, {"<listcomp>", 17, 17, 17},
 	} {
-		first, last := functionRange(lines, debugger.Stop{State: tracer.State{Function: c.fn, Lineno: c.line}})
+		first, last := functionRange(ix, debugger.Stop{State: tracer.State{Function: c.fn, Lineno: c.line}})
 		if first != c.first || last != c.last {
 			t.Errorf("%s at line %d: %d-%d, want %d-%d", c.fn, c.line, first, last, c.first, c.last)
 		}
@@ -392,5 +393,42 @@ func TestRestart(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFunctionRangeAsInspect: longlist's range is inspect.getsourcelines'
+// (3.11, checked by hand with python3.11): a line that continues a
+// statement at column 0 is in the body, comments after the body indented
+// as deep as it are in it, a class body's frame shows its class. The
+// indentation reading before the index ended f at line 6 and showed a
+// class body's line alone.
+func TestFunctionRangeAsInspect(t *testing.T) {
+	ix := pysource.New("import functools\ndef deco(f): return f\n\n@deco\ndef f(x):\n    y = (1,\n2)\n    return x\n    # trailing\n  # less indented\n        # more\nx = 3\nclass A:\n    z = 1\n\n    # end of A\n")
+	for _, c := range []struct {
+		fn          string
+		line        int
+		first, last int
+	}{{"f", 4, 4, 11}, {"f", 7, 4, 11}, {"deco", 2, 2, 2}, {"A", 13, 13, 16}, {"A", 14, 13, 16}} {
+		first, last := functionRange(ix, debugger.Stop{State: tracer.State{Function: c.fn, Lineno: c.line}})
+		if first != c.first || last != c.last {
+			t.Errorf("%s at line %d: %d-%d, want %d-%d", c.fn, c.line, first, last, c.first, c.last)
+		}
+	}
+}
+
+// TestFunctionsByName: b FUNC's lookups read the index: a def inside a
+// string or a comment is no function (the regular expressions before took
+// `def ghost(` in a docstring), an async def is not what pdb's
+// find_function finds, an indented def is not a top-level one.
+func TestFunctionsByName(t *testing.T) {
+	src := "DOC = '''\ndef ghost():\n'''\n# def phantom():\nasync def co():\n    pass\nif True:\n    def inner():\n        pass\ndef real(\n        x):\n    return x\n"
+	ix := pysource.New(src)
+	for name, want := range map[string]int{"ghost": 0, "phantom": 0, "co": 0, "inner": 0, "real": 10} {
+		if got := pdbFindFunction(ix, name); got != want {
+			t.Errorf("pdbFindFunction(%q) = %d, want %d", name, got, want)
+		}
+	}
+	if got := topLevelFunctions(src); !reflect.DeepEqual(got, []string{"co", "real"}) {
+		t.Errorf("topLevelFunctions = %q, want co, real", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"ndb/debugger"
 	"ndb/format"
+	"ndb/internal/pysource"
 )
 
 // A step never leaves the running function without an event that says so:
@@ -15,102 +16,78 @@ import (
 // call event (into another function); backwards, the state before a line
 // of F is a line or the call of F, or a callee's return or exception. So
 // the source line of such a frame is one of F's lines (stepScopes), and its
-// LOCALS keys are F's names (namesOf). Scopes are read from the program's
-// text: def and class blocks, by indentation, with lines inside brackets,
+// LOCALS keys are F's names (namesOf). Scopes are the program's index's
+// (internal/pysource): def and class blocks, with lines inside brackets,
 // strings and backslash continuations belonging to the statement they
 // continue. Where the text is ambiguous (the same line text in two
-// functions, a one-line def) a line belongs to every scope it may run in,
-// which only makes the rules looser.
+// functions, a one-line def, a class body's first line) a line belongs to
+// every scope it may run in, which only makes the rules looser.
 
-// scopeRules is what stepScopes and namesOf need from a program.
+// scopeRules is what stepScopes and namesOf need from a program, read
+// from its index (internal/pysource): the blocks are its defs and classes
+// (ids in source order, -1 the module).
 type scopeRules struct {
 	lines  []string          // every line of the program
-	member [][]int           // per line: the scopes (block ids, -1 = module) it runs in
-	opens  []int             // per line: the block a def or class header (or its decorator) opens, else -2
-	names  map[int]sortedSet // per block: the identifiers of its lines and header, "..", ".0" to ".9"
+	ix     *pysource.Index   // the program's index
+	member [][]int           // per line: the blocks whose code runs on it (-1 = module); a blank line, the statement's before it
+	opens  []int             // per line: the block a def or class header (or its decorator) opens, else noBlock
+	names  map[int]sortedSet // per block: the names its frames may hold or read (lambdas' and comprehensions' in it too), "..", ".0" to ".9"
 	starts []bool            // per line: a statement (logical line) starts on it
 }
 
 const noBlock = -2
 
-// programScopes reads the def and class blocks of src.
+// programScopes indexes src.
 func programScopes(src string) *scopeRules {
 	lines := strings.Split(src, "\n")
-	s := &scopeRules{lines: lines, member: make([][]int, len(lines)), opens: make([]int, len(lines)), names: map[int]sortedSet{}, starts: make([]bool, len(lines))}
-	heads := make([]int, len(lines)) // the block whose header statement a line is part of, else noBlock
-	type block struct{ indent, id int }
-	var stack []block
-	var stmt []int       // scopes of the current logical line
-	var decorators []int // decorator lines waiting for their def or class
-	depth, quote, cont, blocks, head := 0, "", false, 0, noBlock
-	for i, l := range lines {
+	ix := pysource.New(src)
+	s := &scopeRules{lines: lines, ix: ix, member: make([][]int, len(lines)), opens: make([]int, len(lines)), names: map[int]sortedSet{}, starts: make([]bool, len(lines))}
+	block := map[*pysource.Scope]int{ix.Module: -1}
+	for _, f := range ix.Functions() {
+		block[f] = len(block) - 1
+	}
+	// blockOf is the def, class or module whose lines a scope's are (a
+	// lambda's or comprehension's: its function's)
+	blockOf := func(sc *pysource.Scope) int {
+		for ; sc != nil; sc = sc.Parent {
+			if b, ok := block[sc]; ok {
+				return b
+			}
+		}
+		return -1
+	}
+	var last []int
+	for i := range lines {
+		n := i + 1
 		s.opens[i] = noBlock
-		t := strings.TrimSpace(l)
-		start := depth == 0 && quote == "" && !cont && t != "" && t[0] != '#'
-		var code int
-		depth, quote, cont, code = scanLine(l, depth, quote)
-		s.starts[i] = start
-		if start {
-			ind := indentWidth(l)
-			for len(stack) > 0 && ind <= stack[len(stack)-1].indent {
-				stack = stack[:len(stack)-1]
-			}
-			cur := -1
-			if len(stack) > 0 {
-				cur = stack[len(stack)-1].id
-			}
-			stmt, head = []int{cur}, noBlock
-			switch {
-			case strings.HasPrefix(t, "@"):
-				decorators = append(decorators, i)
-			case isBlockHeader(t):
-				id := blocks
-				blocks++
-				s.opens[i] = id
-				for _, d := range decorators {
-					s.opens[d] = id
-				}
-				stack = append(stack, block{ind, id})
-				head = id
-				// a one-line body (def f(): return 1) runs on the header's
-				// line, and so may one of a header that goes on; a class
-				// body's frame starts with a line event on its header
-				if strings.HasPrefix(t, "class") || depth > 0 || cont || !strings.HasSuffix(strings.TrimSpace(l[:code]), ":") {
-					stmt = []int{cur, id}
-				}
-				decorators = nil
-			default:
-				decorators = nil
+		s.starts[i] = ix.StatementStarts(n)
+		if h := ix.Header(n); h != nil && s.starts[i] && n <= h.Line {
+			s.opens[i] = block[h]
+		}
+		if _, _, ok := ix.Statement(n); !ok {
+			s.member[i] = last
+			continue
+		}
+		var m []int
+		for _, sc := range ix.RunsOn(n) {
+			if b := blockOf(sc); !slices.Contains(m, b) {
+				m = append(m, b)
 			}
 		}
-		s.member[i], heads[i] = stmt, head
+		slices.Sort(m)
+		s.member[i], last = m, m
 	}
-	for i, l := range lines {
-		words := identifiers(l)
-		for _, b := range append(slices.Clone(s.member[i]), heads[i], s.opens[i]) {
-			switch {
-			case b >= 0:
-				s.names[b] = append(s.names[b], words...)
-			case b == -1 && heads[i] != noBlock:
-				// a header binds only its function's or class's name in the
-				// module; its parameters are the block's
-				if t := strings.TrimSpace(l); isBlockHeader(t) {
-					s.names[-1] = append(s.names[-1], headerName(t))
-				}
-			case b == -1:
-				s.names[-1] = append(s.names[-1], words...)
-			}
+	words := map[int][]string{}
+	open := map[int]bool{-1: moduleNamesOpen(src)}
+	for _, sc := range append([]*pysource.Scope{ix.Module}, ix.Scopes...) {
+		b := blockOf(sc)
+		words[b] = append(append(words[b], sc.Locals()...), sc.Used()...)
+		open[b] = open[b] || sc.Open()
+	}
+	for b, w := range words {
+		if !open[b] { // a block that may bind names its text does not show has no rule
+			s.names[b] = localNames(w)
 		}
-		// a function's `global x` binds x in the module
-		if _, after, ok := strings.Cut(" "+strings.TrimSpace(l), " global "); ok {
-			s.names[-1] = append(s.names[-1], identifiers(after)...)
-		}
-	}
-	if moduleNamesOpen(src) {
-		delete(s.names, -1)
-	}
-	for b, words := range s.names {
-		s.names[b] = localNames(words)
 	}
 	return s
 }
@@ -161,7 +138,8 @@ func (s *scopeRules) namesOf(src string, call bool) sortedSet {
 	return names
 }
 
-// isBlockHeader reports whether a logical line starts a def or class.
+// isBlockHeader reports whether a logical line starts a def or class
+// (longsource.go's; the index knows, see Header).
 func isBlockHeader(t string) bool {
 	for _, kw := range []string{"def", "async def", "class"} {
 		if rest, ok := strings.CutPrefix(t, kw); ok && rest != "" && (rest[0] == ' ' || rest[0] == '\t' || kw == "class" && rest[0] == ':') {
@@ -181,24 +159,25 @@ func headerName(t string) string {
 }
 
 // indentWidth is a line's indentation, tabs to the next multiple of 8.
-func indentWidth(l string) int {
-	w := 0
-	for _, c := range l {
-		switch c {
-		case ' ':
-			w++
-		case '\t':
-			w = w/8*8 + 8
-		default:
-			return w
+func indentWidth(l string) int { return pysource.IndentWidth(l) }
+
+// statementLines lists line j (0-based) and the lines that continue its
+// statement (brackets, strings and backslashes spanning lines).
+func (s *scopeRules) statementLines(j int) []int {
+	out := []int{j}
+	if _, last, ok := s.ix.Statement(j + 1); ok {
+		for k := j + 1; k < last && k < len(s.lines); k++ {
+			out = append(out, k)
 		}
 	}
-	return w
+	return out
 }
 
 // scanLine carries the lexical state over one line: the bracket depth, an
 // open triple-quoted string's delimiter, whether the line ends in a
 // backslash continuation, and where its code ends (a comment starts).
+// Only longsource.go's statement still uses it: statementLines, from the
+// index, is its replacement.
 func scanLine(l string, depth int, quote string) (int, string, bool, int) {
 	for j := 0; j < len(l); j++ {
 		c := l[j]
@@ -369,11 +348,13 @@ func (s *scopeRules) returnValues(prompt string) map[string]string {
 		return nil
 	}
 	out := map[string]string{}
-	for _, l := range s.lines {
-		_, _, _, code := scanLine(l, 0, "")
-		if expr, ok := strings.CutPrefix(strings.TrimSpace(l[:code]), "return "); ok && wholeCall(expr, name) {
+	for j, l := range s.lines {
+		if s.ix.ReturnedCall(j+1) == name {
 			out[format.TokReturnSep+format.TokSrcSep+l+format.TokArgSep] = value
 		}
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }
@@ -381,50 +362,10 @@ func (s *scopeRules) returnValues(prompt string) map[string]string {
 // blockName is the name of the def or class block b ("" for the module or
 // a block whose header does not say).
 func (s *scopeRules) blockName(b int) string {
-	if b < 0 {
-		return ""
-	}
-	for j, o := range s.opens {
-		if t := strings.TrimSpace(s.lines[j]); o == b && isBlockHeader(t) {
-			return headerName(t)
-		}
+	if fs := s.ix.Functions(); b >= 0 && b < len(fs) {
+		return fs[b].Name
 	}
 	return ""
-}
-
-// wholeCall reports whether expr is one call of name: name( ... ) with the
-// bracket opened after name closed by expr's last character.
-func wholeCall(expr, name string) bool {
-	rest, ok := strings.CutPrefix(expr, name+"(")
-	if !ok || !strings.HasSuffix(rest, ")") {
-		return false
-	}
-	depth, quote := 1, ""
-	for j := 0; j < len(rest); j++ {
-		c := rest[j]
-		switch {
-		case quote != "":
-			if c == '\\' {
-				j++
-			} else if strings.HasPrefix(rest[j:], quote) {
-				j += len(quote) - 1
-				quote = ""
-			}
-		case c == '\'' || c == '"':
-			quote = string(c)
-			if triple := strings.Repeat(quote, 3); strings.HasPrefix(rest[j:], triple) {
-				quote = triple
-				j += 2
-			}
-		case c == '(' || c == '[' || c == '{':
-			depth++
-		case c == ')' || c == ']' || c == '}':
-			if depth--; depth == 0 {
-				return j == len(rest)-1
-			}
-		}
-	}
-	return false
 }
 
 // executable reports whether a source line can be an event's line: not

@@ -196,14 +196,6 @@ func TestReturnValues(t *testing.T) {
 			}
 		}
 	}
-	for _, tc := range []struct {
-		expr string
-		ok   bool
-	}{{"g(x)", true}, {"g(')')", true}, {"g(x)(y)", false}, {"g(x) + g(y)", false}, {"gg(x)", false}, {"g(f(x), [1, (2)])", true}, {"g(\"(\")", true}, {"g(x", false}} {
-		if got := wholeCall(tc.expr, "g"); got != tc.ok {
-			t.Errorf("wholeCall(%q) = %v, want %v", tc.expr, got, tc.ok)
-		}
-	}
 }
 
 // ruleViolations walks the true next frame of every step of a
@@ -330,4 +322,38 @@ func TestRulesHoldOnShards(t *testing.T) {
 		fh.Close()
 	}
 	t.Logf("%d trajectories from %d shards: %d steps with a scoped line, %d with a pinned return value, %d frames refused", trajectories, len(files), steps, valued, violations)
+}
+
+// TestNamesOfAFrameFromTheIndex: a frame's names are what its function
+// binds, reads or passes down, read by the index: a function that only
+// passes a variable to a nested one holds it too (3.11's f_locals shows
+// free variables), and words of comments and strings and attribute names
+// are no names. The line-by-line reading before the index refused mid's
+// true LOCALS ({"leaf", "n"}) and allowed "hidden", "word" and "attr".
+func TestNamesOfAFrameFromTheIndex(t *testing.T) {
+	src := strings.Join([]string{
+		"def outer(n):",
+		"    def mid():",
+		"        def leaf():",
+		"            return n",
+		"        return leaf()  # the hidden word",
+		"    s = 'word'",
+		"    return mid(), s.attr",
+	}, "\n")
+	s := programScopes(src)
+	mid := s.namesOf("        return leaf()  # the hidden word", false)
+	for _, n := range []string{"leaf", "n"} {
+		if !mid.contains(n) {
+			t.Errorf("mid's frame may hold %q: names %q", n, mid)
+		}
+	}
+	outer := s.namesOf("    s = 'word'", false)
+	for _, n := range []string{"hidden", "word", "attr"} {
+		if mid.contains(n) || outer.contains(n) {
+			t.Errorf("%q is no name of the program", n)
+		}
+	}
+	if !outer.contains("mid") || !outer.contains("s") || !outer.contains("n") {
+		t.Errorf("outer's names %q", outer)
+	}
 }

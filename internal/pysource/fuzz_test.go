@@ -1,0 +1,54 @@
+package pysource
+
+import "testing"
+
+// FuzzIndex: any text indexes without a panic, and every line number the
+// index gives is a line of the text.
+func FuzzIndex(f *testing.F) {
+	for _, s := range []string{
+		"def f(x):\n    return x\n",
+		"@d\nclass C(B, m=1):\n    def m(self): return [i for i in self]\n",
+		"s = '''\ndef g():\n'''\nt = f\"{s!r:>{n}}\"\n",
+		"x = (1,\n  2) \\\n + 3\n",
+		"lambda: (yield)\n",
+		"def f(\n",
+		"'unterminated\n\"\"\"also\n",
+		"match x:\n    case [a, *b] if a: pass\n",
+		"\tdef f():\n\t\treturn {k: v for k, v in x}\n",
+		"f'{'\n)]}\n",
+		"class\n",
+		"def f(x=lambda: [\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		ix := New(src)
+		n := len(ix.Lines)
+		in := func(what string, l int) {
+			if l < 1 || l > max(n, 1) {
+				t.Fatalf("%s line %d out of 1..%d in %q", what, l, n, src)
+			}
+		}
+		for _, s := range ix.Scopes {
+			for _, l := range []int{s.Line, s.First, s.Body, s.End} {
+				in(s.Qualname, l)
+			}
+			if s.First > s.Line || s.End < s.Line {
+				t.Fatalf("%s: first %d line %d end %d in %q", s.Qualname, s.First, s.Line, s.End, src)
+			}
+			_ = s.Locals()
+		}
+		for l := 0; l <= n+1; l++ {
+			for _, s := range ix.RunsOn(l) {
+				in("runs "+s.Name, l)
+			}
+			if first, last, ok := ix.Statement(l); ok {
+				in("statement", first)
+				in("statement", last)
+			}
+			ix.Opens(l)
+			ix.Header(l)
+			ix.Owner(l)
+		}
+	})
+}

@@ -1,0 +1,352 @@
+// Package pysource is the one index of a Python program's text: its
+// functions and classes with their line ranges, the code objects whose
+// events may fire on each line, and the names each frame may hold. It
+// reads the source once with a small tokenizer (strings, comments and
+// continuation lines skipped as Python skips them) and never runs it.
+// Python 3.11 is the reference: comprehensions and lambdas have frames of
+// their own, a class body's frame has a line event on its first line.
+package pysource
+
+import (
+	"slices"
+	"strings"
+)
+
+// Kind is the kind of a code object.
+type Kind uint8
+
+const (
+	Module Kind = iota
+	Function
+	Class
+	Lambda
+	Comprehension
+)
+
+// Scope is one code object of the program: the module, a def, a class
+// body, a lambda or a comprehension (3.11: a function of its own).
+type Scope struct {
+	Kind Kind
+	// Name is the code's co_name: "f", "C", "<module>", "<lambda>",
+	// "<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>".
+	Name string
+	// Qualname is Python's __qualname__: "C.m", "f.<locals>.g".
+	Qualname string
+	Async    bool
+	Parent   *Scope   // nil for the module
+	Children []*Scope // in source order
+	// Line is the def or class keyword's line (a lambda's or
+	// comprehension's first line); First is co_firstlineno, where its call
+	// event fires: the first decorator's line, else Line.
+	Line, First int
+	// Body is the line of the first statement of the body, End the last
+	// line of the body (for a lambda or comprehension: its last line).
+	Body, End int
+	Indent    int      // the header's indentation
+	Params    []string // parameter names in order (".0" for a comprehension)
+
+	bound, used, globals, nonlocals set
+	free                            set
+	open                            bool // exec, locals(), a star import: names the text does not show
+	headerEnd                       int  // the line of the header's colon
+	oneLine                         bool // the body is on the header's logical line
+}
+
+type set map[string]bool
+
+func (s set) add(names ...string) {
+	for _, n := range names {
+		s[n] = true
+	}
+}
+
+func (s set) sorted() []string {
+	out := make([]string, 0, len(s))
+	for n := range s {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// IsFunctionLike reports whether the scope's frame is a function's
+// (optimized locals): a def, a lambda or a comprehension.
+func (s *Scope) IsFunctionLike() bool {
+	return s.Kind == Function || s.Kind == Lambda || s.Kind == Comprehension
+}
+
+// Locals are the names the scope's frame may hold in its f_locals, as
+// Python 3.11 fills it: for a function, its parameters, the names it binds
+// (assignments, for, with, except and import targets, del, def and class
+// names, := targets of its comprehensions) less those it declares global,
+// and its free variables (names of an enclosing function it reads, or
+// passes to a nested one, `__class__` for super()); for a class body and
+// the module, the names bound there (dunders are hidden by the tracer). The
+// module's include the names functions declare global. Where the scope is
+// Open (exec, locals(), vars(), a star import) its frame may hold more.
+func (s *Scope) Locals() []string {
+	out := set{}
+	for n := range s.bound {
+		if !s.globals[n] {
+			out.add(n)
+		}
+	}
+	if s.IsFunctionLike() {
+		out.add(s.Params...)
+		for n := range s.free {
+			out.add(n)
+		}
+	}
+	if c := s.enclosingClass(); c != "" {
+		// private names are mangled in a class and the functions in it
+		for n := range out {
+			if strings.HasPrefix(n, "__") && !strings.HasSuffix(n, "__") {
+				delete(out, n)
+				out.add("_" + c + n)
+			}
+		}
+	}
+	return out.sorted()
+}
+
+// enclosingClass is the name of the class s is or is in, without its
+// leading underscores, "" if none (or all underscores).
+func (s *Scope) enclosingClass() string {
+	for p := s; p != nil; p = p.Parent {
+		if p.Kind == Class {
+			return strings.TrimLeft(p.Name, "_")
+		}
+	}
+	return ""
+}
+
+// Used are the names the scope's own code reads (not attributes, not
+// keyword argument names).
+func (s *Scope) Used() []string { return s.used.sorted() }
+
+// OneLine reports whether a def's or class's body is on its header's
+// logical line (def f(): return 1).
+func (s *Scope) OneLine() bool { return s.oneLine }
+
+// Open reports whether the scope may bind names its text does not show.
+func (s *Scope) Open() bool { return s.open }
+
+// Contains reports whether line n is in the scope's lines (First to End).
+func (s *Scope) Contains(n int) bool { return n >= s.First && n <= s.End }
+
+// Index is a program's text read once.
+type Index struct {
+	Lines  []string // physical lines; line n is Lines[n-1]
+	Module *Scope
+	Scopes []*Scope // every scope but the module, in source order
+
+	stmts  []logical
+	stmtAt []int      // per line: the logical line covering it, -1 for none
+	owner  []*Scope   // per logical line: the scope its statement runs in
+	runs   [][]*Scope // per line: the scopes whose line events may fire on it
+	calls  map[*Scope]set
+}
+
+// New indexes src.
+func New(src string) *Index {
+	ix := &Index{Lines: splitLines(src)}
+	ix.Module = &Scope{Kind: Module, Name: "<module>", Qualname: "<module>", Line: 1, First: 1, End: len(ix.Lines),
+		bound: set{}, used: set{}, globals: set{}, nonlocals: set{}}
+	ix.stmts = tokenize(ix.Lines)
+	ix.stmtAt = make([]int, len(ix.Lines))
+	for i := range ix.stmtAt {
+		ix.stmtAt[i] = -1
+	}
+	for k, l := range ix.stmts {
+		for n := l.first; n <= l.last && n <= len(ix.Lines); n++ {
+			ix.stmtAt[n-1] = k
+		}
+	}
+	b := builder{ix: ix, calls: map[*Scope]set{}}
+	b.build()
+	ix.calls = b.calls
+	resolve(ix.Module)
+	ix.runs = make([][]*Scope, len(ix.Lines))
+	for k, l := range ix.stmts {
+		for n := l.first; n <= l.last && n <= len(ix.Lines); n++ {
+			ix.addRun(n, ix.owner[k])
+		}
+	}
+	for _, s := range ix.Scopes {
+		if s.Kind == Class {
+			ix.addRun(s.First, s) // the body's first line event is on co_firstlineno (3.11)
+		}
+		switch {
+		case s.oneLine && (s.Kind == Function || s.Kind == Class):
+			for n := s.Body; n <= s.End; n++ {
+				ix.addRun(n, s)
+			}
+		case s.Kind == Lambda || s.Kind == Comprehension:
+			for n := s.Line; n <= s.End; n++ {
+				ix.addRun(n, s)
+			}
+		}
+	}
+	return ix
+}
+
+func (ix *Index) addRun(n int, s *Scope) {
+	if n >= 1 && n <= len(ix.runs) && !slices.Contains(ix.runs[n-1], s) {
+		ix.runs[n-1] = append(ix.runs[n-1], s)
+	}
+}
+
+// Line is the text of line n, "" out of range.
+func (ix *Index) Line(n int) string {
+	if n < 1 || n > len(ix.Lines) {
+		return ""
+	}
+	return ix.Lines[n-1]
+}
+
+// Functions are the defs and classes in source order.
+func (ix *Index) Functions() []*Scope {
+	var out []*Scope
+	for _, s := range ix.Scopes {
+		if s.Kind == Function || s.Kind == Class {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Statement is the logical line that line n is part of: its first and
+// last physical lines; ok false for a blank or comment-only line.
+func (ix *Index) Statement(n int) (first, last int, ok bool) {
+	if n < 1 || n > len(ix.stmtAt) || ix.stmtAt[n-1] < 0 {
+		return 0, 0, false
+	}
+	l := ix.stmts[ix.stmtAt[n-1]]
+	return l.first, l.last, true
+}
+
+// StatementStarts reports whether a logical line starts on line n.
+func (ix *Index) StatementStarts(n int) bool {
+	first, _, ok := ix.Statement(n)
+	return ok && first == n
+}
+
+// Owner is the def, class or module whose code runs the statement on line
+// n (nil for a blank or comment-only line); a one-line body's statement is
+// its function's.
+func (ix *Index) Owner(n int) *Scope {
+	if n < 1 || n > len(ix.stmtAt) || ix.stmtAt[n-1] < 0 {
+		return nil
+	}
+	return ix.owner[ix.stmtAt[n-1]]
+}
+
+// RunsOn lists the code objects whose line events may fire on line n: the
+// owner of its statement, a one-line def's function, a class body on its
+// first line, lambdas and comprehensions on their lines. Nil for a line
+// that runs nothing.
+func (ix *Index) RunsOn(n int) []*Scope {
+	if n < 1 || n > len(ix.runs) {
+		return nil
+	}
+	return ix.runs[n-1]
+}
+
+// Opens lists the code objects whose call event fires on line n, in
+// source order: a def or class whose co_firstlineno it is (a decorator's
+// line or its header), lambdas and comprehensions that start there.
+func (ix *Index) Opens(n int) []*Scope {
+	var out []*Scope
+	for _, s := range ix.Scopes {
+		if s.First == n {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Header is the def or class whose header (decorators, def or class line
+// and its continuation lines up to the body) holds line n, nil if none.
+func (ix *Index) Header(n int) *Scope {
+	var in *Scope
+	for _, s := range ix.Scopes {
+		if (s.Kind == Function || s.Kind == Class) && n >= s.First && n <= s.headerEnd && (in == nil || s.First > in.First) {
+			in = s
+		}
+	}
+	return in
+}
+
+// Lookup finds a def or class by name as pdb's `b NAME` reads it: a
+// qualified name (`C.m`, `f.<locals>.g`) exactly; a plain name, the
+// module's own def of that name first, else the first def of that name at
+// any depth. Nil if none.
+func (ix *Index) Lookup(name string) *Scope {
+	if strings.Contains(name, ".") {
+		for _, s := range ix.Scopes {
+			if (s.Kind == Function || s.Kind == Class) && s.Qualname == name {
+				return s
+			}
+		}
+		return nil
+	}
+	var any *Scope
+	for _, s := range ix.Scopes {
+		if (s.Kind == Function || s.Kind == Class) && s.Name == name {
+			if s.Parent == ix.Module {
+				return s
+			}
+			if any == nil {
+				any = s
+			}
+		}
+	}
+	return any
+}
+
+// TopLevel lists the module's own defs (kind Function) or classes, in
+// order.
+func (ix *Index) TopLevel(kind Kind) []*Scope {
+	var out []*Scope
+	for _, s := range ix.Module.Children {
+		if s.Kind == kind {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Calls are the names scope s calls by a plain name (`f(...)`, not a
+// method `x.f(...)`), in its own code and its lambdas and comprehensions.
+func (ix *Index) Calls(s *Scope) []string { return ix.calls[s].sorted() }
+
+// CallsOn reports whether the statement line n is part of calls name by
+// a plain name (`name(`, not `x.name(`), outside strings and comments.
+func (ix *Index) CallsOn(n int, name string) bool {
+	if _, _, ok := ix.Statement(n); !ok {
+		return false
+	}
+	toks := ix.stmts[ix.stmtAt[n-1]].toks
+	for i, t := range toks {
+		if t.kind == tName && t.text == name && i+1 < len(toks) && toks[i+1].kind == tOp && toks[i+1].text == "(" &&
+			(i == 0 || toks[i-1].kind != tOp || toks[i-1].text != ".") {
+			return true
+		}
+	}
+	return false
+}
+
+// ReturnedCall is the function name NAME when the statement that starts
+// on line n is `return NAME(...)`, that one call its whole value (not
+// `return NAME(x) + 1`, not `return NAME(x)(y)`); "" otherwise.
+func (ix *Index) ReturnedCall(n int) string {
+	if !ix.StatementStarts(n) {
+		return ""
+	}
+	toks := ix.stmts[ix.stmtAt[n-1]].toks
+	if len(toks) < 4 || toks[0].kind != tName || toks[0].text != "return" || toks[1].kind != tName || keywords[toks[1].text] ||
+		toks[2].kind != tOp || toks[2].text != "(" || matching(toks, 2) != len(toks)-1 {
+		return ""
+	}
+	return toks[1].text
+}

@@ -1,0 +1,115 @@
+package pysource
+
+// resolve finds every function-like scope's free variables, as CPython's
+// symtable does: a name a scope (or a scope nested in it) reads without
+// binding it, that an enclosing function binds, is free in every function
+// between (each passes it down, and 3.11's f_locals shows it); `nonlocal`
+// names are free; `__class__` is free in a function inside a class that
+// reads `super` or `__class__`. A class body's names are not visible to
+// the functions in it. exec, eval-free locals() and vars() leave a scope
+// open.
+func resolve(s *Scope) set {
+	for _, w := range []string{"exec", "locals", "vars"} {
+		if s.used[w] && !s.bound[w] {
+			s.open = true
+		}
+	}
+	needs := set{}
+	for _, c := range s.Children {
+		for n := range resolve(c) {
+			needs.add(n)
+		}
+	}
+	if s.Kind == Class {
+		// the class's own names are not its functions'; its reads of them
+		// are its own
+		for n := range s.used {
+			if !s.bound[n] || s.globals[n] {
+				needs.add(n)
+			}
+		}
+		return needs
+	}
+	for n := range s.used {
+		needs.add(n)
+	}
+	for n := range s.nonlocals {
+		needs.add(n)
+	}
+	s.free = set{}
+	if s.IsFunctionLike() && (s.used["super"] || s.used["__class__"]) && inClass(s) {
+		s.free.add("__class__") // the compiler's rule: a use of the name super, even a local one
+	}
+	if s.IsFunctionLike() {
+		params := set{}
+		params.add(s.Params...)
+		for n := range needs {
+			if s.bound[n] && !s.nonlocals[n] || params[n] || s.globals[n] {
+				delete(needs, n)
+				continue
+			}
+			if n == "__class__" && inClass(s) {
+				s.free.add(n) // passed down to a nested function that uses super()
+				continue
+			}
+			if s.nonlocals[n] || enclosingBinds(s, n) {
+				s.free.add(n)
+			}
+		}
+		if s.free["__class__"] {
+			needs.add("__class__")
+		}
+		return needs
+	}
+	// the module: names declared global anywhere are its names
+	var globals func(*Scope)
+	globals = func(c *Scope) {
+		for n := range c.globals {
+			if c != s {
+				s.bound.add(n)
+			}
+		}
+		for _, k := range c.Children {
+			globals(k)
+		}
+	}
+	globals(s)
+	return nil
+}
+
+// enclosingBinds reports whether a function scope enclosing s binds n.
+func enclosingBinds(s *Scope, n string) bool {
+	for p := s.Parent; p != nil && p.Kind != Module; p = p.Parent {
+		if p.Kind == Class {
+			continue
+		}
+		if p.globals[n] {
+			return false
+		}
+		if p.bound[n] && !p.nonlocals[n] || containsName(p.Params, n) {
+			return true
+		}
+		if p.nonlocals[n] {
+			return true
+		}
+	}
+	return false
+}
+
+func inClass(s *Scope) bool {
+	for p := s.Parent; p != nil; p = p.Parent {
+		if p.Kind == Class {
+			return true
+		}
+	}
+	return false
+}
+
+func containsName(names []string, n string) bool {
+	for _, m := range names {
+		if m == n {
+			return true
+		}
+	}
+	return false
+}
