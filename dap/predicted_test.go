@@ -113,3 +113,28 @@ func TestPredictedWatch(t *testing.T) {
 	}
 	c.ok("disconnect", nil)
 }
+
+// TestPendingConditionOnModelEngine: a Python condition set before launch
+// is judged by the session at launch, as the terminal's `b LINE, COND`: a
+// model engine cannot run it, so the breakpoint comes back unverified with
+// the session's reason (the live real engine takes it: TestConditionalBreakpoints).
+func TestPendingConditionOnModelEngine(t *testing.T) {
+	reg := engine.NewRegistry(engine.Options{Predictor: scoredModel, Workers: 1})
+	defer reg.Close()
+	c, stop := startServer(t, reg)
+	defer stop()
+	initialize(t, c)
+	prog := program(t)
+	bp := c.ok("setBreakpoints", map[string]any{"source": map[string]any{"path": prog},
+		"breakpoints": []map[string]any{{"line": 2, "condition": "len(s) > 1"}, {"line": 2, "condition": "n == 3"}}}).(*godap.SetBreakpointsResponse)
+	if b := bp.Body.Breakpoints; !b[0].Verified || !b[1].Verified {
+		t.Fatalf("before launch: %+v", b)
+	}
+	c.ok("launch", map[string]any{"program": prog, "engine": "model", "call": "f('ab', 3)", "stopOnEntry": true})
+	e := c.waitEvent("breakpoint").(*godap.BreakpointEvent)
+	if b := e.Body.Breakpoint; b.Id != bp.Body.Breakpoints[0].Id || b.Verified || !strings.Contains(b.Message, "Python expressions are evaluated only") {
+		t.Errorf("breakpoint event %+v, want the first one unverified with the session's reason", b)
+	}
+	c.ok("configurationDone", nil)
+	c.waitEvent("stopped")
+}

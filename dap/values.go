@@ -3,6 +3,8 @@ package dap
 import (
 	"strconv"
 	"strings"
+
+	"ndb/debugger"
 )
 
 // child is one element of a container value, read from its repr.
@@ -96,7 +98,7 @@ func named(items []string, cut bool) []child {
 			out = append(out, child{"...", it})
 			break
 		}
-		if j := topEquals(it); j > 0 && isName(strings.TrimSpace(it[:j])) {
+		if j := topEquals(it); j > 0 && debugger.IsName(strings.TrimSpace(it[:j])) {
 			out = append(out, child{strings.TrimSpace(it[:j]), strings.TrimSpace(it[j+1:])})
 			continue
 		}
@@ -121,7 +123,7 @@ func closer(open byte) byte {
 
 func isDotted(s string) bool {
 	for _, p := range strings.Split(s, ".") {
-		if !isName(p) {
+		if !debugger.IsName(p) {
 			return false
 		}
 	}
