@@ -48,9 +48,11 @@ with an error and never ends the server. See docs/dap.md.`,
 		// Live: the real engine's program runs only as far as the
 		// commands need and waits at the stop, so pause, evaluate and
 		// setVariable work on it.
-		opts := dapFlags.options()
+		opts, err := dapFlags.options()
+		if err != nil {
+			return err
+		}
 		opts.Live = true
-		var err error
 		if opts.Limits, err = dapFlags.live.limits(opts.Limits); err != nil {
 			return err
 		}

@@ -37,11 +37,14 @@ var debugEngineFlags engineFlags
 // process until Session.Close); its one pooled worker traces for verify.
 // A program that cannot start is refused by startedOrErr once the session
 // has its first stop.
-func debugRegistry(p debugProgram) *engine.Registry {
-	opts := debugEngineFlags.options()
+func debugRegistry(p debugProgram) (*engine.Registry, error) {
+	opts, err := debugEngineFlags.options()
+	if err != nil {
+		return nil, err
+	}
 	opts.Python, opts.NoSandbox, opts.Limits = p.Python, p.NoSandbox, p.Limits
 	opts.Workers, opts.Live = 1, true
-	return engine.NewRegistry(opts)
+	return engine.NewRegistry(opts), nil
 }
 
 // startedOrErr: a program that cannot start (it or the --call expression
@@ -181,7 +184,10 @@ func runDebug(cmd *cobra.Command, args []string) error {
 	}
 	prog := debugProgram{Path: path, Python: debugFlags.python, Program: p,
 		NoSandbox: debugFlags.sandbox.noSandbox, Limits: lim}
-	reg := debugRegistry(prog)
+	reg, err := debugRegistry(prog)
+	if err != nil {
+		return err
+	}
 	defer reg.Close()
 	name := debugFlags.engine
 	if !cmd.Flags().Changed("engine") {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"ndb/debugger"
 	"ndb/engine"
 	"ndb/engine/openai"
+	"ndb/model/infer"
 	"ndb/repl"
 	"ndb/tracer"
 )
@@ -22,6 +24,11 @@ type engineFlags struct {
 	openaiKey   string
 	tokenIDs    bool
 	python      string
+	// The model engine's test-time compute on unsure frames (infer.Rerank,
+	// docs/engines.md): off by default, measured not to pay on this model.
+	rerankK     int
+	rerankBelow float64
+	rerankBy    string
 }
 
 // add registers the flags on fs (python only when the command has none).
@@ -31,18 +38,30 @@ func (f *engineFlags) add(fs *pflag.FlagSet, withPython bool) {
 	fs.StringVar(&f.openaiModel, "openai-model", "", "model name sent to the endpoint (env "+openai.EnvModel+")")
 	fs.StringVar(&f.openaiKey, "openai-key", "", "API key for the endpoint; prefer the env "+openai.EnvAPIKey)
 	fs.BoolVar(&f.tokenIDs, "openai-token-ids", false, "send prompts to the endpoint as the token ids of --model's tokenizer (default model: $NDB_MODEL, else the embedded one), for a server running ndb's model exported with ndb export --gguf")
+	fs.IntVar(&f.rerankK, "rerank-k", infer.DefaultRerank.K, "model engine: frames sampled to rerank an unsure greedy frame (test-time compute; 0: plain greedy)")
+	fs.Float64Var(&f.rerankBelow, "rerank-below", infer.DefaultRerank.Below, "model engine: rerank a greedy frame whose least token probability is below this")
+	fs.StringVar(&f.rerankBy, "rerank-by", "agreement", "model engine: pick among the greedy frame and the samples by agreement (the frame written most often) or likelihood")
 	if withPython {
 		fs.StringVar(&f.python, "python", "python3", "Python interpreter for the real engine and verify")
 	}
 }
 
-func (f *engineFlags) options() engine.Options {
+func (f *engineFlags) options() (engine.Options, error) {
 	o := engine.Options{Model: f.model, Python: f.python,
 		OpenAI: openai.Config{BaseURL: f.openaiURL, Model: f.openaiModel, APIKey: f.openaiKey}}
 	if f.tokenIDs {
 		o.OpenAI.TokenIDs = tokenIDsOf(f.model)
 	}
-	return o
+	switch {
+	case f.rerankK < 0:
+		return o, errors.New("--rerank-k must not be negative (0: off)")
+	case f.rerankBelow < 0 || f.rerankBelow > 1:
+		return o, errors.New("--rerank-below is a probability, from 0 to 1")
+	case f.rerankBy != "agreement" && f.rerankBy != "likelihood" && f.rerankBy != "":
+		return o, fmt.Errorf("--rerank-by %q: agreement or likelihood", f.rerankBy)
+	}
+	o.Rerank = &infer.Rerank{K: f.rerankK, Below: f.rerankBelow, ByLikelihood: f.rerankBy == "likelihood"}
+	return o, nil
 }
 
 // liveFlags are the limits of a live run (engine.Options.Live), shared by

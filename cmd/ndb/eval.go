@@ -21,7 +21,6 @@ import (
 	"ndb/debugger"
 	"ndb/engine"
 	"ndb/eval"
-	"ndb/model/infer"
 	"ndb/tracer"
 )
 
@@ -44,9 +43,6 @@ type evalFlags struct {
 	// jumpSteps answers forward jumps by this many step_into predictions
 	// at most (engine.Neural.JumpSteps; 0: one prediction).
 	jumpSteps int
-	// rerankK is the model engine's rerank (infer.Rerank.K) at its default
-	// threshold; 0 turns it off (ablation).
-	rerankK int
 }
 
 func (f *evalFlags) add(cmd *cobra.Command) {
@@ -61,7 +57,6 @@ func (f *evalFlags) add(cmd *cobra.Command) {
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar")
 	fs.IntVar(&f.workers, "workers", 2, "tracer workers")
 	fs.BoolVar(&f.freeProgram, "free-program", false, "model engine: let predicted source lines and LOCALS keys be any text, not only the program's lines and names (ablation)")
-	fs.IntVar(&f.rerankK, "rerank-k", infer.DefaultRerank.K, fmt.Sprintf("model engine: frames sampled to rerank a greedy frame whose least token probability is below %g, as ndb debug does (0: plain greedy, ablation)", infer.DefaultRerank.Below))
 	fs.IntVar(&f.jumpSteps, "jump-steps", 0, "model and openai engines: answer step_over, step_return, breakpoint and continue by up to this many step_into predictions (test-time compute; 0: one prediction of the target)")
 }
 
@@ -87,16 +82,13 @@ func (f *evalFlags) engines() (*evalEngines, error) {
 		// the CruxEval scorer's sandbox reads only the environment
 		os.Setenv(tracer.UnsafeNoSandboxEnv, "1")
 	}
-	if f.rerankK < 0 {
-		return nil, errors.New("--rerank-k must not be negative (0: off)")
+	opts, err := f.options()
+	if err != nil {
+		return nil, err
 	}
-	opts := f.options()
 	opts.Workers, opts.NoSandbox = f.workers, f.sandbox.noSandbox
 	opts.Limits = tracer.Limits{MaxTraceBytes: f.sandbox.traceBytes()}
 	opts.MaxTokens, opts.FreeProgram = f.maxTokens, f.freeProgram
-	rr := infer.DefaultRerank
-	rr.K = f.rerankK
-	opts.Rerank = &rr
 	reg := engine.NewRegistry(opts)
 	e, err := reg.Get(f.engine, "")
 	if err != nil {

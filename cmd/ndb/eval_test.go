@@ -22,7 +22,10 @@ func TestEvalMeasuresTheUsersEngine(t *testing.T) {
 	if !engine.HaveDefaultModel() {
 		t.Skip("no default model")
 	}
-	reg := debugRegistry(debugProgram{Python: "python3"})
+	reg, err := debugRegistry(debugProgram{Python: "python3"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer reg.Close()
 	de, err := reg.Get(engine.Model, "")
 	if err != nil {
@@ -34,8 +37,8 @@ func TestEvalMeasuresTheUsersEngine(t *testing.T) {
 	}
 
 	for _, k := range []int{infer.DefaultRerank.K, 0} {
-		f := evalFlags{engine: "model", workers: 1, maxTokens: 64, rerankK: k}
-		f.python = "python3"
+		f := evalFlags{engine: "model", workers: 1, maxTokens: 64}
+		f.python, f.rerankK, f.rerankBelow, f.rerankBy = "python3", k, infer.DefaultRerank.Below, "agreement"
 		eng, err := f.engines()
 		if err != nil {
 			t.Fatal(err)
@@ -55,8 +58,10 @@ func TestEvalMeasuresTheUsersEngine(t *testing.T) {
 		}
 		eng.Close()
 	}
-	if _, err := (&evalFlags{engine: "model", rerankK: -1}).engines(); err == nil {
-		t.Error("--rerank-k -1 must be refused")
+	for _, bad := range []engineFlags{{rerankK: -1}, {rerankBelow: 1.5}, {rerankBy: "vote"}} {
+		if _, err := (&evalFlags{engine: "model", engineFlags: bad}).engines(); err == nil {
+			t.Errorf("rerank flags %+v must be refused", bad)
+		}
 	}
 }
 

@@ -43,9 +43,11 @@ engine's sessions are live: evaluate runs in the program where it is stopped. Se
 	RunE: func(cmd *cobra.Command, args []string) error {
 		ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		opts := mcpFlags.options()
+		opts, err := mcpFlags.options()
+		if err != nil {
+			return err
+		}
 		opts.Live = true // the real engine's sessions wait at their stop: evaluate runs there
-		var err error
 		if opts.Limits, err = mcpFlags.live.limits(opts.Limits); err != nil {
 			return err
 		}
