@@ -2,7 +2,6 @@ package tracer
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -56,41 +55,18 @@ type SandboxConfig struct {
 	ReadOnlyDirs []string // host folders (or files) visible read-only at the same path
 	Env          []string // the whole environment (NAME=value)
 	TmpBytes     int64    // size of the private /tmp (default 256 MiB)
+
+	paths []string // what to bind for Python; nil: pythonPaths(Python)
 }
 
-// pythonLayout is what an interpreter needs to see: its prefixes, the
-// directories on its sys.path, its executable. Read once per interpreter.
-type pythonLayout struct {
-	Paths []string `json:"paths"`
-}
-
-var layoutCache sync.Map // python path -> []string
-
+// pythonPaths is what an interpreter needs to see: its prefixes, the
+// directories on its sys.path, its executable (pycache.go: found once).
 func pythonPaths(python string) ([]string, error) {
-	if v, ok := layoutCache.Load(python); ok {
-		return v.([]string), nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	const probe = `import sys, os, json, sysconfig
-ps = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-      os.path.dirname(sys.executable), os.path.dirname(os.path.realpath(sys.executable))]
-ps += [p for p in sys.path if p]
-ps += [v for k, v in sysconfig.get_paths().items() if k in ("stdlib", "platstdlib", "purelib", "platlib")]
-ld = sysconfig.get_config_var("LIBDIR")
-if ld: ps.append(ld)
-print(json.dumps({"paths": [os.path.realpath(p) for p in ps] + ps}))`
-	out, err := exec.CommandContext(ctx, python, "-s", "-c", probe).Output()
+	inst, err := lookupInstall(python)
 	if err != nil {
-		return nil, fmt.Errorf("tracer: cannot read %s's layout: %w", python, err)
+		return nil, err
 	}
-	var l pythonLayout
-	if err := json.Unmarshal(out, &l); err != nil {
-		return nil, fmt.Errorf("tracer: %s's layout: %w", python, err)
-	}
-	paths := topDirs(l.Paths)
-	layoutCache.Store(python, paths)
-	return paths, nil
+	return inst.Paths, nil
 }
 
 // topDirs keeps the existing absolute paths that no other kept path
@@ -132,12 +108,21 @@ var (
 	bwrapRes  bwrapState
 )
 
+// bwrapPath locates bwrap.
+var bwrapPath = sync.OnceValues(func() (string, error) {
+	p, err := exec.LookPath("bwrap")
+	if err != nil {
+		return "", fmt.Errorf("%w: bubblewrap (bwrap) is not installed (Debian: apt-get install bubblewrap)", ErrNoSandbox)
+	}
+	return p, nil
+})
+
 // findBwrap locates bwrap and checks once that it can build a sandbox here.
 func findBwrap() (string, error) {
 	bwrapOnce.Do(func() {
-		p, err := exec.LookPath("bwrap")
+		p, err := bwrapPath()
 		if err != nil {
-			bwrapRes.err = fmt.Errorf("%w: bubblewrap (bwrap) is not installed (Debian: apt-get install bubblewrap)", ErrNoSandbox)
+			bwrapRes.err = err
 			return
 		}
 		args := append(bwrapBase(nil), "--ro-bind", "/usr", "/usr")
@@ -233,13 +218,26 @@ func SandboxTmpDir(readOnlyDirs []string) string {
 // drop to SandboxUID itself, see isolate.py's _enter_sandbox; or
 // NDB_SANDBOX=user (bwrap made it SandboxUID, the user's own uid outside).
 func SandboxCommand(cfg SandboxConfig, args ...string) (*exec.Cmd, error) {
-	bw, err := findBwrap()
+	return sandboxCommand(cfg, true, args...)
+}
+
+// sandboxCommand is SandboxCommand; without probe, bwrap's namespaces are
+// not tried first (the tracer's worker checks its sandbox itself, and New
+// asks findBwrap why only when it did not start).
+func sandboxCommand(cfg SandboxConfig, probe bool, args ...string) (*exec.Cmd, error) {
+	find := bwrapPath
+	if probe {
+		find = findBwrap
+	}
+	bw, err := find()
 	if err != nil {
 		return nil, err
 	}
-	paths, err := pythonPaths(cfg.Python)
-	if err != nil {
-		return nil, err
+	paths := cfg.paths
+	if paths == nil {
+		if paths, err = pythonPaths(cfg.Python); err != nil {
+			return nil, err
+		}
 	}
 	tmp := cfg.TmpBytes
 	if tmp <= 0 {

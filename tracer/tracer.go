@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -178,31 +179,21 @@ type Info struct {
 	OwnUID bool `json:"own_uid"`
 }
 
-var pythonCache sync.Map // name -> string
-
 // ResolvePython returns the real interpreter behind name (its sys.executable),
-// so that shims such as pyenv's (0.3 s a start) are paid once. Results are
-// cached per name for the life of the process.
+// so that shims such as pyenv's (0.05-0.3 s a start) are paid once: per
+// name for the life of the process, and across runs in the disk cache
+// while it stays valid (pycache.go).
 func ResolvePython(name string) (string, error) {
-	if name == "" {
-		name = "python3"
-	}
-	if v, ok := pythonCache.Load(name); ok {
-		return v.(string), nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, name, "-c", "import sys; print(sys.executable)")
-	out, err := cmd.Output()
+	inst, err := lookupInstall(name)
 	if err != nil {
-		return "", fmt.Errorf("tracer: cannot run Python %q: %w", name, err)
+		return "", err
 	}
-	exe := strings.TrimSpace(string(out))
-	if exe == "" {
-		return "", fmt.Errorf("tracer: Python %q reports no sys.executable", name)
-	}
-	pythonCache.Store(name, exe)
-	return exe, nil
+	return inst.Executable, nil
+}
+
+type probeAnswer struct {
+	inst pythonInstall
+	err  error
 }
 
 // Tracer owns one persistent Python worker and traces programs with it, one
@@ -223,8 +214,11 @@ type Tracer struct {
 	stdout *bufio.Reader
 	info   Info
 	last   workerEnd // how the last run ended, for benchmarks
-	dead   bool
-	closed bool
+	// guessPaths: the worker starts on a guessed interpreter (New) and
+	// binds these for it
+	guessPaths []string
+	dead       bool
+	closed     bool
 }
 
 // New resolves the interpreter and starts one worker.
@@ -233,25 +227,69 @@ func New(opts Options) (*Tracer, error) {
 		opts.Python = "python3"
 	}
 	opts.Limits = opts.Limits.withDefaults()
-	py, err := ResolvePython(opts.Python)
-	if err != nil {
-		return nil, err
+	// The interpreter: known (pycache.go), else probed; while the probe
+	// runs, the worker starts on the likely answer (guessInstall), kept
+	// only where the probe agrees.
+	inst, known := knownInstall(opts.Python)
+	var probed chan probeAnswer
+	if !known {
+		guess, ok := guessInstall(opts.Python)
+		if ok {
+			probed = make(chan probeAnswer, 1)
+			go func() {
+				inst, err := lookupInstall(opts.Python)
+				probed <- probeAnswer{inst, err}
+			}()
+			inst = guess
+		} else {
+			var err error
+			if inst, err = lookupInstall(opts.Python); err != nil {
+				return nil, err
+			}
+		}
 	}
 	dir, err := os.MkdirTemp("", "ndb-tracer-")
 	if err != nil {
 		return nil, fmt.Errorf("tracer: scratch directory: %w", err)
 	}
-	t := &Tracer{opts: opts, python: py, scratch: dir}
+	t := &Tracer{opts: opts, python: inst.Executable, scratch: dir}
 	if opts.NoSandbox || UnsafeNoSandbox() {
 		t.opts.NoSandbox = true
-	} else if _, err := findBwrap(); err != nil {
+	} else if _, err := bwrapPath(); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("%w; ndb refuses to run untrusted programs without it (set %s=1 or pass --no-sandbox to run trusted code unsandboxed)", err, UnsafeNoSandboxEnv)
 	} else if d := opts.ProgramDir; d != "" && !withinDirs(d, opts.ReadOnlyDirs) {
 		t.progDir = filepath.Clean(d)
 	}
-	if err := t.start(); err != nil {
+	if probed != nil {
+		t.guessPaths = inst.Paths
+	}
+	err = t.start()
+	if probed != nil {
+		t.guessPaths = nil
+		ans := <-probed
+		if ans.err != nil || ans.inst.Executable != inst.Executable || !slices.Equal(ans.inst.Paths, inst.Paths) {
+			if err == nil {
+				t.kill()
+			}
+			if ans.err != nil {
+				os.RemoveAll(dir)
+				return nil, ans.err
+			}
+			// name runs another interpreter here: the worker on it
+			t.python = ans.inst.Executable
+			err = t.start()
+		}
+	}
+	if err != nil {
 		os.RemoveAll(dir)
+		if t.sandboxed() {
+			// Whether bwrap can build namespaces here is checked only
+			// now (findBwrap: 5 ms), as the reason a worker did not start.
+			if _, berr := findBwrap(); berr != nil {
+				return nil, fmt.Errorf("%w; ndb refuses to run untrusted programs without it (set %s=1 or pass --no-sandbox to run trusted code unsandboxed)", berr, UnsafeNoSandboxEnv)
+			}
+		}
 		return nil, err
 	}
 	return t, nil
@@ -281,7 +319,12 @@ func (t *Tracer) HashSeed() string { return t.hashSeed() }
 // Limits returns the limits used when Trace is called without its own.
 func (t *Tracer) Limits() Limits { return t.opts.Limits }
 
-func (t *Tracer) start() error {
+func (t *Tracer) start() error { return t.startWorker(true) }
+
+// startWorker starts the worker; cached: from the compiled worker script
+// when the cache has it (workercode.go).
+func (t *Tracer) startWorker(cached bool) error {
+	workerStarts.Add(1)
 	filter, err := hostSeccompFilter()
 	if err != nil && t.sandboxed() {
 		return err
@@ -317,10 +360,22 @@ func (t *Tracer) start() error {
 	if t.opts.noFastClone || os.Getenv("NDB_NO_FAST_CLONE") == "1" {
 		env = append(env, "NDB_NO_FAST_CLONE=1")
 	}
-	args := []string{"-s", "-c", IsolationPython + "\n\n" + workerScript, base, hex.EncodeToString(filter)}
+	// The worker script compiled by this interpreter, from the cache
+	// (workercode.go), else as source while it is compiled for the next
+	// start.
+	var code []byte
+	if cached {
+		code = workerCode(t.python)
+	}
+	args := []string{"-s", "-c", workerSource(), base, hex.EncodeToString(filter)}
+	if code != nil {
+		args = []string{"-s", "-c", workerBoot, strconv.Itoa(len(code)), base, hex.EncodeToString(filter)}
+	} else if cached {
+		compileWorker(t.python)
+	}
 	var cmd *exec.Cmd
 	if t.sandboxed() {
-		cmd, err = SandboxCommand(SandboxConfig{Python: t.python, ReadOnlyDirs: dirs, Env: env}, args...)
+		cmd, err = sandboxCommand(SandboxConfig{Python: t.python, ReadOnlyDirs: dirs, Env: env, paths: t.guessPaths}, false, args...)
 		if err != nil {
 			return err
 		}
@@ -344,15 +399,30 @@ func (t *Tracer) start() error {
 		return fmt.Errorf("tracer: start %s: %w", t.python, err)
 	}
 	t.cmd, t.stdin, t.stdout, t.dead = cmd, stdin, bufio.NewReaderSize(stdout, 1<<20), false
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		if code != nil {
+			// more than a pipe holds: written while the worker reads it
+			stdin.Write(code)
+		}
+	}()
 	kind, payload, err := readFrameTimeout(t.stdout, 60*time.Second)
 	if err != nil || kind != 'H' {
 		t.kill()
+		<-sent
 		msg := strings.TrimSpace(stderr.String())
 		if err == nil {
 			err = fmt.Errorf("unexpected frame %q", kind)
 		}
+		if code != nil && t.startWorker(false) == nil {
+			// the interpreter cannot run the cached code, but the source
+			forgetWorkerCode(t.python)
+			return nil
+		}
 		return fmt.Errorf("tracer: worker did not start (%s): %v %s", t.python, err, msg)
 	}
+	<-sent // the worker read the code before its hello: requests follow it
 	if err := json.Unmarshal(payload, &t.info); err != nil {
 		t.kill()
 		return fmt.Errorf("tracer: bad hello from worker: %w", err)
