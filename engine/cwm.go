@@ -105,7 +105,12 @@ func (b *CWM) stopAt(pos int) debugger.Stop {
 // exitStop is the exit after the model ended the trace at frame pos.
 func (b *CWM) exitStop(pos int) debugger.Stop {
 	st := debugger.Stop{State: tracer.State{Event: debugger.EventExit}, Exit: tracer.ExitNormal, Index: -1}
-	if last := b.frames[pos].st; last.Event == tracer.EventException && last.Depth == 0 {
+	last := b.frames[pos].st
+	if last.Event == tracer.EventReturn && last.Depth == 0 && pos > 0 {
+		// an uncaught exception: the module's exception event, then its return
+		last = b.frames[pos-1].st
+	}
+	if last.Event == tracer.EventException && last.Depth == 0 {
 		st.Exit, st.Arg = tracer.ExitError, last.Arg
 	}
 	return st

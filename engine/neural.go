@@ -8,6 +8,7 @@ import (
 
 	"ndb/debugger"
 	"ndb/format"
+	"ndb/internal/pysource"
 	"ndb/tracer"
 )
 
@@ -93,13 +94,12 @@ func staticStart(ix *sourceIndex, p tracer.Program) (debugger.Stop, bool, error)
 		return debugger.Stop{}, false, fmt.Errorf("engine: call %q must be a single line", p.Call)
 	}
 	if strings.TrimSpace(p.Call) != "" {
-		for n := len(ix.lines); n >= 1; n-- {
-			if ix.lines[n-1] == "def main():" {
-				return debugger.Stop{State: tracer.State{Event: tracer.EventCall, Lineno: n, Function: "main",
-					Src: ix.lines[n-1]}, Index: -1}, false, nil
-			}
+		w := CallWrapper(ix.px)
+		if w == nil {
+			return debugger.Stop{}, false, errors.New("engine: wrapped program has no main")
 		}
-		return debugger.Stop{}, false, errors.New("engine: wrapped program has no main")
+		return debugger.Stop{State: tracer.State{Event: tracer.EventCall, Lineno: w.First, Function: w.Name,
+			Src: ix.line(w.First)}, Index: -1}, false, nil
 	}
 	for n := 1; n <= len(ix.lines); n++ {
 		if ix.scope[n-1] == "<module>" {
@@ -108,6 +108,20 @@ func staticStart(ix *sourceIndex, p tracer.Program) (debugger.Stop, bool, error)
 		}
 	}
 	return debugger.Stop{}, false, errors.New("engine: the program has no statement")
+}
+
+// CallWrapper is the def tracer.WrapCall puts around a --call program's
+// call (SPEC section 5: `def main():` returning it, after the program):
+// the module's last def main, since the program may define a main of its
+// own before it. Nil if there is none.
+func CallWrapper(px *pysource.Index) *pysource.Scope {
+	defs := px.TopLevel(pysource.Function)
+	for i := len(defs) - 1; i >= 0; i-- {
+		if defs[i].Name == "main" {
+			return defs[i]
+		}
+	}
+	return nil
 }
 
 // Start returns the first stop (not predicted: it is known).

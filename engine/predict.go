@@ -128,21 +128,22 @@ func (b *Neural) PredictCall(ctx context.Context, function, output string) (debu
 	return st, nil
 }
 
-// lastReturn is the line of the last return statement of function (else
-// its last line); 0 if the source defines no such function.
+// lastReturn is the line of the last return statement of function (a
+// name pysource.Index.Lookup finds, `C.m` too), else the last line of its
+// body; 0 if the source defines no such function.
 func (ix *sourceIndex) lastReturn(function string) int {
-	last, ret := 0, 0
-	for n := 1; n <= len(ix.lines); n++ {
-		if ix.scope[n-1] != function {
-			continue
-		}
-		last = n
-		if t := strings.TrimSpace(ix.lines[n-1]); t == "return" || strings.HasPrefix(t, "return ") || strings.HasPrefix(t, "return(") {
-			ret = n
-		}
+	s := ix.px.Lookup(function)
+	if s == nil {
+		return 0
 	}
-	if ret > 0 {
-		return ret
+	if r := ix.px.Returns(s); len(r) > 0 {
+		return r[len(r)-1]
+	}
+	last := s.Body // a one-line body runs on its header's line
+	for n := s.Body; n <= s.End; n++ {
+		if ix.px.StatementStarts(n) && ix.px.Owner(n) == s {
+			last = n
+		}
 	}
 	return last
 }

@@ -65,3 +65,53 @@ func TestPredictInputAsksForInvStepCall(t *testing.T) {
 		t.Errorf("real engine: %v", err)
 	}
 }
+
+// TestLastReturnIsAReturnStatement: predict_input's return state is at the
+// function's last return statement, read by the source index: a one-line
+// body's return counts, a return in a docstring or a comment or in a
+// nested def does not; with no return, the body's last line.
+func TestLastReturnIsAReturnStatement(t *testing.T) {
+	src := strings.Join([]string{
+		"def f(s):", // 1
+		"    '''Doc.",
+		"    return the text'''",
+		"    def g(): return 0",
+		"    if s: return s  # return", // 5
+		"    print(s)",
+		"    # return",
+		"class C:",
+		"    def m(self): return 1", // 9
+		"def h(x):",
+		"    y = x",
+		"    print(y,",
+		"          x)", // 13
+		"def k(): pass",
+	}, "\n")
+	ix := newSourceIndex(src)
+	for _, tc := range []struct {
+		function string
+		want     int
+	}{{"f", 5}, {"g", 4}, {"C.m", 9}, {"m", 9}, {"h", 12}, {"k", 14}, {"nope", 0}} {
+		if got := ix.lastReturn(tc.function); got != tc.want {
+			t.Errorf("lastReturn(%s) = %d, want %d", tc.function, got, tc.want)
+		}
+	}
+}
+
+// TestStartOfACallIsTheWrappersCall: a --call program starts at the call
+// of the main tracer.WrapCall adds, after a main of the program's own and
+// one in a string.
+func TestStartOfACallIsTheWrappersCall(t *testing.T) {
+	src := "def main():\n    return 1\nDOC = '''\ndef main():\n'''\ndef f(x):\n    return x\n"
+	b, err := NewNeural(Program{Source: src, Call: "f(2)"}, scripted(), Draw{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := b.Start(context.Background())
+	if st.Lineno != 10 || st.Function != "main" || st.Src != "def main():" || st.Event != "call" {
+		t.Errorf("start %+v, want main's call on line 10", st.State)
+	}
+	if _, err := NewNeural(Program{Source: "x = 1\n"}, scripted(), Draw{}); err != nil {
+		t.Errorf("a script: %v", err)
+	}
+}

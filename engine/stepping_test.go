@@ -83,8 +83,7 @@ var steppingTable = []stepCase{
 	{file: "stack.py", cmds: "s;s;rs;rs;s;s;s;s;rr;rr;rr;rs"},
 	{file: "../../debugger/testdata/progs/nested.py", call: "f([3, 1])", cmds: "b 2;c;c;r;r;n;n;unt;r;rc;rr;rn;rn;c;c;c;c;c;c", guess: true},
 	{file: "../../debugger/testdata/progs/recur.py", call: "f(3)", cmds: "s;s;s;s;s;s;s;r;r;r;n;s;s;rs;rr;rr;b 8;c;c;rc;rc;r;r;c", guess: true},
-	{file: "../../debugger/testdata/progs/exc.py", cmds: "n;s;s;s;s;s;s;s;s;s;s;s;r;r;n;n;n;n;n;n;n;b 7;c;c;c", guess: true, known: map[string]knownDiff{
-		"cwm": {25, "exit: CWM.exitStop (engine/cwm.go) sees an uncaught exception only in a last frame that is the exception, but the module's return follows it"}}},
+	{file: "../../debugger/testdata/progs/exc.py", cmds: "n;s;s;s;s;s;s;s;s;s;s;s;r;r;n;n;n;n;n;n;n;b 7;c;c;c", guess: true},
 }
 
 // engineKinds are the engines the table runs on, each opened on a program

@@ -1,10 +1,7 @@
 package engine
 
 import (
-	"regexp"
 	"slices"
-	"strings"
-	"sync"
 
 	"ndb/debugger"
 	"ndb/tracer"
@@ -104,58 +101,28 @@ func (ix *sourceIndex) callPath(from, to string, n int) ([]string, bool) {
 	return path, true
 }
 
-// callREs caches callRE's expressions (a stack is rebuilt at every stop),
-// at most 4096 of them: a server sees many programs.
-var callREs struct {
-	sync.Mutex
-	m map[string]*regexp.Regexp
-}
+// callsAt reports whether the statement line n is part of calls function
+// name.
+func (ix *sourceIndex) callsAt(n int, name string) bool { return ix.px.CallsOn(n, name) }
 
-// callRE matches a call of the function name (not a method call).
-func callRE(name string) *regexp.Regexp {
-	callREs.Lock()
-	defer callREs.Unlock()
-	if re, ok := callREs.m[name]; ok {
-		return re
-	}
-	if len(callREs.m) >= 4096 || callREs.m == nil {
-		callREs.m = map[string]*regexp.Regexp{}
-	}
-	re := regexp.MustCompile(`(^|[^A-Za-z_0-9.])` + regexp.QuoteMeta(name) + `\s*\(`)
-	callREs.m[name] = re
-	return re
-}
-
-// callsAt reports whether the statement at line n calls function name.
-func (ix *sourceIndex) callsAt(n int, name string) bool {
-	if n < 1 || n > len(ix.lines) || ix.def[n] != "" {
-		return false
-	}
-	re := callRE(name)
-	for k := n; k <= len(ix.lines); k++ { // the statement's continuation lines too
-		if k > n && ix.scope[k-1] != "" {
-			break
-		}
-		if re.MatchString(ix.lines[k-1]) {
-			return true
-		}
-	}
-	return false
-}
-
-// callSite is the line of function caller whose statement calls callee:
-// the first at or after line from, else the first; 0 if none.
+// callSite is the line in function caller where it calls callee (the
+// call's own line in a statement over several lines): the first at or
+// after line from, else the first; 0 if none.
 func (ix *sourceIndex) callSite(caller, callee string, from int) int {
 	first := 0
 	for n := 1; n <= len(ix.lines); n++ {
-		if ix.scope[n-1] != caller || strings.TrimSpace(ix.lines[n-1]) == "" || !ix.callsAt(n, callee) {
+		if ix.scope[n-1] != caller {
 			continue
 		}
-		if n >= from {
-			return n
+		l := ix.px.CallLine(n, callee)
+		if l == 0 {
+			continue
+		}
+		if l >= from {
+			return l
 		}
 		if first == 0 {
-			first = n
+			first = l
 		}
 	}
 	return first

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"ndb/debugger"
 	"ndb/engine"
 	"ndb/format"
+	"ndb/internal/pysource"
 	"ndb/tracer"
 )
 
@@ -338,40 +338,30 @@ func prepareCase(ctx context.Context, real *engine.RealEngine, it CruxItem) (*cr
 	return c, nil
 }
 
-// returnLines are the texts of the return statements in the function whose
-// def is on line defLine (1-based) of source: lines indented deeper than
-// the def, until the first line at its indentation or less.
-func returnLines(source string, defLine int) []string {
-	lines := strings.Split(source, "\n")
-	if defLine < 1 || defLine > len(lines) {
+// returnLines are the texts of the lines of the return statements of the
+// function whose call event is on line callLine (1-based: its def line, or
+// its first decorator's) of source, read by the source index: a nested
+// def's returns and the text of strings and comments are not its.
+func returnLines(source string, callLine int) []string {
+	px := pysource.New(source)
+	var fn *pysource.Scope
+	for _, s := range px.Opens(callLine) {
+		if s.Kind == pysource.Function {
+			fn = s
+			break
+		}
+	}
+	if fn == nil {
 		return nil
 	}
-	indent := func(s string) int { return len(s) - len(strings.TrimLeft(s, " \t")) }
-	base := indent(lines[defLine-1])
 	var out []string
-	inBody := false
-	for _, l := range lines[defLine:] {
-		t := strings.TrimSpace(l)
-		if t == "" || strings.HasPrefix(t, "#") {
-			continue
-		}
-		if indent(l) <= base {
-			if inBody {
-				break
-			}
-			continue // the rest of a multi-line signature
-		}
-		inBody = true
-		if returnStmt.MatchString(t) {
+	for _, n := range px.Returns(fn) {
+		if l := px.Line(n); len(out) == 0 || out[len(out)-1] != l {
 			out = append(out, l)
 		}
 	}
 	return out
 }
-
-// returnStmt matches a line holding a return statement: at its start, or
-// after the colon of a one-line compound statement (if x: return y).
-var returnStmt = regexp.MustCompile(`^return\b|:\s*return\b`)
 
 // openFor opens the engine's backend for c. Model engines get the code
 // alone for input prediction: the wrapper's call would show the answer.
@@ -549,17 +539,15 @@ func forwardConsistent(ctx context.Context, pred engine.Predictor, c *cruxCase, 
 		return false
 	}
 	src := tracer.WrapCall(c.item.Code, call)
-	lines := strings.Split(src, "\n")
-	mainLine := ""
-	for i, l := range lines {
-		if l == "def main():" && i+1 < len(lines) {
-			mainLine = lines[i+1]
-		}
+	px := pysource.New(src)
+	main := engine.CallWrapper(px)
+	if main == nil {
+		return false
 	}
 	b := format.NewBuilder(false)
 	states := []tracer.State{
-		{Event: tracer.EventCall, Function: "main", Src: "def main():", Frame: 1},
-		{Event: tracer.EventLine, Function: "main", Src: mainLine, Frame: 1},
+		{Event: tracer.EventCall, Function: main.Name, Src: px.Line(main.First), Frame: 1},
+		{Event: tracer.EventLine, Function: main.Name, Src: px.Line(main.Body), Frame: 1},
 		{Event: tracer.EventCall, Function: CruxFunc, Src: cand.Src, Depth: 1, Frame: 2, Locals: locals},
 	}
 	var frames []format.Frame

@@ -169,6 +169,12 @@ func TestReturnLines(t *testing.T) {
 	if got := returnLines(src, 99); got != nil {
 		t.Errorf("out of range: %q", got)
 	}
+	// a nested def's return and a string are not f's; a decorated f's
+	// call event is on its decorator's line
+	src = "@deco\ndef f(x):\n    def g(): return 1\n    s = 'a: return b'\n    return g() + len(s)\n"
+	if got := returnLines(src, 1); len(got) != 1 || got[0] != "    return g() + len(s)" {
+		t.Errorf("returnLines(decorated f) = %q", got)
+	}
 }
 
 // scriptedPredictor answers like a model that knows f(x) = x + 1 forwards

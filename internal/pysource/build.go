@@ -196,11 +196,7 @@ func (b *builder) statement(toks []token, sc *Scope) {
 		toks = toks[1:]
 		kw = toks[0].text
 	}
-	// match and case are soft keywords: a statement's only before a
-	// subject or pattern and a header colon (match = 1, match(x) are not)
-	isMatch := toks[0].kind == tName && (kw == "match" || kw == "case") && len(toks) > 2 && headerColon(toks) > 1 &&
-		!(toks[1].kind == tOp && !strings.Contains("([{-*~", toks[1].text))
-	if toks[0].kind == tName && (compound[kw] || isMatch) {
+	if toks[0].kind == tName && (compound[kw] || isMatchStatement(toks)) {
 		colon := headerColon(toks)
 		if colon < 0 {
 			colon = len(toks)
@@ -247,6 +243,14 @@ func (b *builder) statement(toks []token, sc *Scope) {
 	for _, st := range splitTop(toks, ";") {
 		b.simple(st, sc)
 	}
+}
+
+// isMatchStatement reports whether toks are a match or case statement's
+// header: match and case are soft keywords, a statement's only before a
+// subject or pattern and a header colon (match = 1, match(x) are not).
+func isMatchStatement(toks []token) bool {
+	return toks[0].kind == tName && (toks[0].text == "match" || toks[0].text == "case") && len(toks) > 2 && headerColon(toks) > 1 &&
+		!(toks[1].kind == tOp && !strings.Contains("([{-*~", toks[1].text))
 }
 
 // simple reads a simple statement.

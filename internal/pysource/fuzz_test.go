@@ -37,6 +37,9 @@ func FuzzIndex(f *testing.F) {
 				t.Fatalf("%s: first %d line %d end %d in %q", s.Qualname, s.First, s.Line, s.End, src)
 			}
 			_ = s.Locals()
+			for _, r := range ix.Returns(s) {
+				in(s.Qualname+" return", r)
+			}
 		}
 		for l := 0; l <= n+1; l++ {
 			for _, s := range ix.RunsOn(l) {
@@ -49,6 +52,12 @@ func FuzzIndex(f *testing.F) {
 			ix.Opens(l)
 			ix.Header(l)
 			ix.Owner(l)
+			ix.NamesOn(l)
+			ix.Binds(l)
+			ix.StatementKeyword(l)
+			if c := ix.CallLine(l, "f"); c != 0 {
+				in("call", c)
+			}
 		}
 	})
 }

@@ -322,18 +322,24 @@ func (ix *Index) Calls(s *Scope) []string { return ix.calls[s].sorted() }
 
 // CallsOn reports whether the statement line n is part of calls name by
 // a plain name (`name(`, not `x.name(`), outside strings and comments.
-func (ix *Index) CallsOn(n int, name string) bool {
+func (ix *Index) CallsOn(n int, name string) bool { return ix.CallLine(n, name) > 0 }
+
+// CallLine is the line of the first plain call of name (`name(`, not
+// `x.name(`, not a def or class header's own name) in the statement line n
+// is part of: the caller's line while that call runs (3.11's f_lineno, a
+// continuation line's where the call is on one); 0 if it calls none.
+func (ix *Index) CallLine(n int, name string) int {
 	if _, _, ok := ix.Statement(n); !ok {
-		return false
+		return 0
 	}
 	toks := ix.stmts[ix.stmtAt[n-1]].toks
 	for i, t := range toks {
 		if t.kind == tName && t.text == name && i+1 < len(toks) && toks[i+1].kind == tOp && toks[i+1].text == "(" &&
-			(i == 0 || toks[i-1].kind != tOp || toks[i-1].text != ".") {
-			return true
+			(i == 0 || !(toks[i-1].kind == tOp && toks[i-1].text == "." || toks[i-1].kind == tName && (toks[i-1].text == "def" || toks[i-1].text == "class"))) {
+			return t.line
 		}
 	}
-	return false
+	return 0
 }
 
 // ReturnedCall is the function name NAME when the statement that starts
@@ -349,4 +355,100 @@ func (ix *Index) ReturnedCall(n int) string {
 		return ""
 	}
 	return toks[1].text
+}
+
+// Returns are the lines of the return statements scope s runs, in order:
+// a one-line body's (`if c: return x`, `def f(): return 1`) included, a
+// nested def's not.
+func (ix *Index) Returns(s *Scope) []int {
+	var out []int
+	for k, l := range ix.stmts {
+		runner := ix.owner[k]
+		if kw := keywordAt(l.toks); kw >= 0 {
+			runner = ix.Header(l.toks[kw].line) // a one-line def's body is its own
+		}
+		if runner != s {
+			continue
+		}
+		for _, t := range l.toks {
+			if t.kind == tName && t.text == "return" {
+				out = append(out, t.line)
+			}
+		}
+	}
+	return out
+}
+
+// NamesOn lists the names the code on line n holds, in order, each once:
+// variables, functions, attributes (`x.name`) and keyword argument names,
+// not keywords; strings and comments skipped, an f-string's fields read.
+func (ix *Index) NamesOn(n int) []string {
+	if _, _, ok := ix.Statement(n); !ok {
+		return nil
+	}
+	var out []string
+	for _, t := range ix.stmts[ix.stmtAt[n-1]].toks {
+		if t.line == n && t.kind == tName && !keywords[t.text] && !slices.Contains(out, t.text) {
+			out = append(out, t.text)
+		}
+	}
+	return out
+}
+
+// Binds lists the names the statement that starts on line n binds in the
+// scope that runs it, sorted: assignment, for, with, except and import
+// targets, := targets, a def's or class's name; not attributes or
+// subscripts (`x.a = 1`, `x[0] = 1` bind nothing). Nil for a line that
+// starts no statement.
+func (ix *Index) Binds(n int) []string {
+	if !ix.StatementStarts(n) {
+		return nil
+	}
+	toks := ix.stmts[ix.stmtAt[n-1]].toks
+	if kw := keywordAt(toks); kw >= 0 {
+		return []string{toks[kw+1].text}
+	}
+	if toks[0].kind == tOp && toks[0].text == "@" {
+		return nil
+	}
+	// read the statement again into a scope of its own (and a builder
+	// whose lambdas and comprehensions go nowhere)
+	sc := &Scope{Kind: Module, bound: set{}, used: set{}, globals: set{}, nonlocals: set{}}
+	b := builder{ix: &Index{}, calls: map[*Scope]set{}}
+	b.statement(toks, sc)
+	if len(sc.bound) == 0 {
+		return nil
+	}
+	return sc.bound.sorted()
+}
+
+// StatementKeyword is the keyword a statement that starts on line n opens
+// with ("import", "from", "def", "if", "return", ...; "def" for an async
+// def, the decorated statement's for a decorator, "match" or "case" where
+// they are keywords), "" for an expression or assignment statement or a
+// line that starts none.
+func (ix *Index) StatementKeyword(n int) string {
+	if !ix.StatementStarts(n) {
+		return ""
+	}
+	toks := ix.stmts[ix.stmtAt[n-1]].toks
+	if kw := keywordAt(toks); kw >= 0 {
+		return toks[kw].text
+	}
+	switch t := toks[0]; {
+	case t.kind == tOp && t.text == "@":
+		for k := ix.stmtAt[n-1] + 1; k < len(ix.stmts); k++ {
+			if first := ix.stmts[k].toks[0]; first.kind != tOp || first.text != "@" {
+				return ix.StatementKeyword(ix.stmts[k].first)
+			}
+		}
+	case t.kind == tName && t.text == "async" && len(toks) > 1:
+		return toks[1].text
+	case t.kind == tName && keywords[t.text] && t.text != "None" && t.text != "True" && t.text != "False" &&
+		t.text != "lambda" && t.text != "not" && t.text != "await" && t.text != "yield":
+		return t.text
+	case isMatchStatement(toks):
+		return t.text
+	}
+	return ""
 }

@@ -89,6 +89,9 @@ func TestLineQueries(t *testing.T) {
 	if !ix.CallsOn(8, "f") || ix.CallsOn(16, "m") || !ix.CallsOn(16, "K") {
 		t.Error("CallsOn: f( is a call, .m( a method")
 	}
+	if ix.CallLine(8, "f") != 8 || ix.CallLine(9, "f") != 8 || ix.CallLine(5, "f") != 0 || ix.CallsOn(4, "inner") || ix.CallsOn(12, "K") {
+		t.Error("CallLine: the call's own line; a def or class header's name is no call")
+	}
 	if got := ix.Calls(ix.Lookup("deco")); len(got) != 0 {
 		t.Errorf("deco calls %v (functools.wraps is a method)", got)
 	}
@@ -166,6 +169,116 @@ func TestReturnedCall(t *testing.T) {
 	} {
 		if got := New("def f(x):\n    " + tc.stmt + "\n").ReturnedCall(2); got != tc.want {
 			t.Errorf("%q: %q, want %q", tc.stmt, got, tc.want)
+		}
+	}
+}
+
+// TestReturns: the return statements a function runs, by their keyword's
+// line, outside strings and comments and not a nested def's.
+func TestReturns(t *testing.T) {
+	src := strings.Join([]string{
+		"def f(x):", // 1
+		"    '''",
+		"    return 0",
+		"    '''",
+		"    if x: return 1  # return 9", // 5
+		"    def g(): return 2",
+		"    y = x; return (",
+		"        y)",
+		"    return", // 9
+		"class C:",
+		"    def m(self): return 3",
+	}, "\n")
+	ix := New(src)
+	for _, tc := range []struct {
+		name string
+		want []int
+	}{{"f", []int{5, 7, 9}}, {"f.<locals>.g", []int{6}}, {"C.m", []int{11}}, {"C", nil}} {
+		if got := ix.Returns(ix.Lookup(tc.name)); !slices.Equal(got, tc.want) {
+			t.Errorf("%s returns on %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestNamesAndBindsOfALine: the names a line's code holds, and the names
+// its statement binds.
+func TestNamesAndBindsOfALine(t *testing.T) {
+	src := strings.Join([]string{
+		"import os.path, re as regex",    // 1
+		"from m import (a,",              // 2
+		"    b as c)",                    // 3
+		"x, (y, *z) = f(key=1)  # w = 2", // 4
+		"obj.attr = s['k'] = 'v = 3'",    // 5
+		"n: int = 1",                     // 6
+		"for i in range(3): q = i",       // 7
+		"with open('f') as fh: pass",     // 8
+		"if (m := 3) == x: pass",         // 9
+		"total == 1",                     // 10
+		"@deco",                          // 11
+		"class K(Base): pass",            // 12
+		"g = [v for v in x if (u := v)]", // 13
+		"print(f'{x!r} and {self.y}')",   // 14
+		"def h(p=dflt): return p",        // 15
+	}, "\n")
+	ix := New(src)
+	for _, tc := range []struct {
+		line         int
+		names, binds string
+	}{
+		{1, "os path re regex", "os regex"},
+		{2, "m a", "a c"}, {3, "b c", ""},
+		{4, "x y z f key", "x y z"},
+		{5, "obj attr s", ""},
+		{6, "n int", "n"},
+		{7, "i range q", "i q"},
+		{8, "open fh", "fh"},
+		{9, "m x", "m"},
+		{10, "total", ""},
+		{11, "deco", ""},
+		{12, "K Base", "K"},
+		{13, "g v x u", "g u"},
+		{14, "print x self y", ""},
+		{15, "h p dflt", "h"},
+	} {
+		if got := strings.Join(ix.NamesOn(tc.line), " "); got != tc.names {
+			t.Errorf("line %d %q: names %q, want %q", tc.line, ix.Line(tc.line), got, tc.names)
+		}
+		if got := strings.Join(ix.Binds(tc.line), " "); got != tc.binds {
+			t.Errorf("line %d %q: binds %q, want %q", tc.line, ix.Line(tc.line), got, tc.binds)
+		}
+	}
+	if len(ix.Scopes) != 3 { // K, the listcomp, h
+		t.Errorf("Binds added scopes to the index: %d", len(ix.Scopes))
+	}
+}
+
+// TestStatementKeyword: the keyword a statement opens with, read from its
+// tokens (a line inside a string starts none).
+func TestStatementKeyword(t *testing.T) {
+	src := strings.Join([]string{
+		"import os",          // 1
+		"from . import (a,",  // 2
+		"  b)",               // 3
+		"'''",                // 4
+		"import sys",         // 5
+		"'''",                // 6
+		"@deco",              // 7
+		"@deco2(1)",          // 8
+		"async def f():",     // 9
+		"    return 1",       // 10
+		"match = 1",          // 11
+		"match match:",       // 12
+		"    case [x]: pass", // 13
+		"x = 1",              // 14
+		"not x",              // 15
+		"class C: pass",      // 16
+		"if x: import re",    // 17
+	}, "\n")
+	want := []string{"import", "from", "", "", "", "", "def", "def", "def", "return", "", "match", "case", "", "", "class", "if"}
+	ix := New(src)
+	for n, w := range want {
+		if got := ix.StatementKeyword(n + 1); got != w {
+			t.Errorf("line %d %q: %q, want %q", n+1, ix.Line(n+1), got, w)
 		}
 	}
 }

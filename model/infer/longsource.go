@@ -166,7 +166,7 @@ func (p *Predictor) elideSource(src, tail string, budget int) (string, bool) {
 		words := map[string]bool{}
 		for j, k := range keep {
 			if k {
-				for _, w := range identifiers(v.lines[j]) {
+				for _, w := range v.sc.ix.NamesOn(j + 1) {
 					words[w] = true
 				}
 			}
@@ -179,7 +179,7 @@ func (p *Predictor) elideSource(src, tail string, budget int) (string, bool) {
 					add(v.headerChain(b))
 					blocks = append(blocks, b)
 				} else {
-					add(v.statement(j))
+					add(v.sc.statementLines(j))
 				}
 			}
 		}
@@ -188,10 +188,9 @@ func (p *Predictor) elideSource(src, tail string, budget int) (string, bool) {
 		}
 	}
 	// 4. The outline: imports and every def and class header.
-	for j, l := range v.lines {
-		t := strings.TrimSpace(l)
-		if v.sc.opens[j] != noBlock || indentWidth(l) == 0 && (strings.HasPrefix(t, "import ") || strings.HasPrefix(t, "from ") && strings.Contains(t, " import ")) {
-			add(v.statement(j))
+	for j := range v.lines {
+		if kw := v.sc.ix.StatementKeyword(j + 1); v.sc.opens[j] != noBlock || (kw == "import" || kw == "from") && v.sc.ix.Owner(j+1) == v.sc.ix.Module {
+			add(v.sc.statementLines(j))
 		}
 	}
 	// 5. The rest, nearest the running function's header first (not the
@@ -251,61 +250,22 @@ func newSourceView(src string, p *Predictor) *sourceView {
 		v.cost[j] = len(p.tok.Encode(l + "\n"))
 		if b := v.sc.opens[j]; b != noBlock {
 			v.header[b] = append(v.header[b], j)
-			t := strings.TrimSpace(l)
-			if isBlockHeader(t) {
-				v.parent[b] = v.sc.member[j][0]
-				v.names[headerName(t)] = append(v.names[headerName(t)], j)
+			if f := v.sc.fns[b]; f.Line == j+1 { // the def or class line, not a decorator
+				v.parent[b] = v.sc.blockOf(f.Parent)
+				v.names[f.Name] = append(v.names[f.Name], j)
 			}
 			continue
 		}
-		// a module-level binding: an import or an assignment's target
-		if len(v.sc.member[j]) == 1 && v.sc.member[j][0] == -1 && executable(l) && indentWidth(l) == 0 {
-			for _, w := range boundNames(strings.TrimSpace(l)) {
+		// a module-level binding: an import's names, an assignment's,
+		// for's or with's targets
+		if v.sc.ix.Owner(j+1) == v.sc.ix.Module && indentWidth(l) == 0 {
+			for _, w := range v.sc.ix.Binds(j + 1) {
 				v.names[w] = append(v.names[w], j)
 			}
 		}
 	}
 	v.blockLines(-1) // build the index now: a view is shared read-only
 	return v
-}
-
-// boundNames lists the names a module-level statement t binds, read
-// simply: an import's names (or aliases), an assignment's targets.
-func boundNames(t string) []string {
-	switch {
-	case strings.HasPrefix(t, "import "):
-		var out []string
-		for _, part := range strings.Split(t[len("import "):], ",") {
-			f := strings.Fields(part)
-			if len(f) == 3 && f[1] == "as" {
-				out = append(out, f[2])
-			} else if len(f) > 0 {
-				out = append(out, strings.Split(f[0], ".")[0])
-			}
-		}
-		return out
-	case strings.HasPrefix(t, "from "):
-		_, names, ok := strings.Cut(t, " import ")
-		if !ok {
-			return nil
-		}
-		var out []string
-		for _, part := range strings.Split(strings.Trim(names, "() "), ",") {
-			f := strings.Fields(part)
-			if len(f) == 3 && f[1] == "as" {
-				out = append(out, f[2])
-			} else if len(f) > 0 {
-				out = append(out, f[0])
-			}
-		}
-		return out
-	}
-	lhs, _, ok := strings.Cut(t, "=")
-	if !ok || strings.ContainsAny(lhs, "([{!<>\"'") {
-		return nil
-	}
-	lhs, _, _ = strings.Cut(lhs, ":") // an annotation
-	return identifiers(lhs)
 }
 
 // linesOf lists the lines whose text is s.
@@ -351,7 +311,7 @@ func (v *sourceView) headerChain(b int) []int {
 	var out []int
 	for b >= 0 {
 		for _, j := range v.header[b] {
-			out = append(out, v.statement(j)...) // a header may go on over lines
+			out = append(out, v.sc.statementLines(j)...) // a header may go on over lines
 		}
 		p, ok := v.parent[b]
 		if !ok {
@@ -419,19 +379,6 @@ func (v *sourceView) blockLines(b int) []int {
 		}
 	}
 	return v.blocks[b]
-}
-
-// statement lists line j and the lines that continue its statement (the
-// lines after it in the same scopes up to the next executable line that
-// starts one: brackets and strings spanning lines).
-func (v *sourceView) statement(j int) []int {
-	out := []int{j}
-	depth, quote, cont, _ := scanLine(v.lines[j], 0, "")
-	for k := j + 1; k < len(v.lines) && (depth > 0 || quote != "" || cont); k++ {
-		out = append(out, k)
-		depth, quote, cont, _ = scanLine(v.lines[k], depth, quote)
-	}
-	return out
 }
 
 // byDistance orders lines by their distance from line j, a line after j

@@ -201,3 +201,52 @@ func TestElideSourceKeepsAWholeHeader(t *testing.T) {
 		t.Fatalf("the running function's header was cut:\n%s", short)
 	}
 }
+
+// TestSourceViewDefinitionsFromTheIndex: the lines that define each name
+// are the program's bindings as its index reads them: a comparison, an
+// attribute and a line inside a string bind nothing.
+func TestSourceViewDefinitionsFromTheIndex(t *testing.T) {
+	src := strings.Join([]string{
+		"import os",                  // 0
+		"LIMIT = 10",                 // 1
+		"LIMIT == 3",                 // 2
+		"cfg.size = 4",               // 3
+		"DOC = '''",                  // 4
+		"import sys",                 // 5
+		"'''",                        // 6
+		"for item in range(2): pass", // 7
+		"@deco",                      // 8
+		"def size(): pass",           // 9
+		"class Box(",                 // 10
+		"        Base):",             // 11
+		"    def get(self):",         // 12
+		"        return 1",           // 13
+	}, "\n")
+	v := randomPredictor(t, 2048).sourceView(src)
+	want := map[string][]int{"os": {0}, "LIMIT": {1}, "DOC": {4}, "item": {7}, "size": {9}, "Box": {10}, "get": {12}}
+	if fmt.Sprint(v.names) != fmt.Sprint(want) {
+		t.Errorf("definitions %v, want %v", v.names, want)
+	}
+	if got := fmt.Sprint(v.headerChain(v.innermost(13))); got != "[12 10 11]" {
+		t.Errorf("header chain of get's line: %s, want [12 10 11]", got)
+	}
+}
+
+// TestElideSourceOutlineIsCode: the outline keeps the program's imports,
+// not a line of a string that reads like one.
+func TestElideSourceOutlineIsCode(t *testing.T) {
+	p := randomPredictor(t, 2048)
+	src := "USAGE = '''\nimport sys\nfrom os import path\n'''\n" + longProgram(40)
+	tail := format.TokFrameSep + format.TokLineSep + format.TokArgSep + `{"y": "12"}` + format.TokSrcSep + "    y = x + 30" + format.TokActionSep + format.TokStepOver + format.TokFrameSep
+	short, ok := p.elideSource(src, tail, len(p.tok.Encode(src))/8)
+	if !ok {
+		t.Fatal("nothing fits")
+	}
+	expand(t, src, short)
+	if !strings.Contains(short, "\nimport math\nfrom functools import reduce\n") {
+		t.Errorf("the imports were cut:\n%s", short)
+	}
+	if strings.Contains(short, "import sys") && !strings.Contains(short, "USAGE = '''\nimport sys") {
+		t.Errorf("a string's line kept as an import:\n%s", short)
+	}
+}

@@ -127,7 +127,7 @@ func checkProgramRules(prompt string, f format.Frame, text string) error {
 	}
 	names := r.namesFor(text)
 	for _, l := range f.Locals {
-		if !names.contains(l.Name) {
+		if !nameAllowed(names, l.Name) {
 			return fmt.Errorf("local %q is not a name of the frame's function", l.Name)
 		}
 	}

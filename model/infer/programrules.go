@@ -14,7 +14,9 @@ import (
 // programAllowed keeps a frame to what the prompt's program can show, as
 // the tracer writes it: a source line (after <|src_sep|>) is one of the
 // program's lines that is not blank or a comment, and a key of LOCALS is
-// one of the program's identifiers, ".." (the elision) or ".0" (an
+// one of the names the program's index gives the frame's function (else
+// any of its functions'; any name where the program may bind names its
+// text does not show: a star import, exec), ".." (the elision) or ".0" (an
 // implicit comprehension argument), and a return's value is the one
 // returnValues pins, where it does. Text must extend a prefix of an allowed
 // string and the token that closes it must leave a whole one. Every frame
@@ -62,7 +64,7 @@ func (r *programRules) valueFor(cur string) string {
 type programRules struct {
 	lines sortedSet // executable lines: not blank, not only a comment
 	calls sortedSet // lines and "" (a script's module call shows no line)
-	names sortedSet // identifiers, "..", ".0" to ".9"
+	names sortedSet // every function's names, "..", ".0" to ".9"; nil: any name (programNames)
 	// per frame kind token: the lines of the running function a step's
 	// answer of that kind may show (stepScopes; nil: no rule)
 	scope map[string]sortedSet
@@ -135,7 +137,8 @@ func closedKeys(cur string) []string {
 // the names of the function that line runs in; in a forward line frame,
 // whose line comes last, the names of the functions that still have a line
 // for every name written so far; else (or where the module may be the
-// frame) the program's. Nil for no program.
+// frame) the program's (nil: any name, see nameAllowed). Nil for no
+// program.
 func (r *programRules) namesFor(cur string) sortedSet {
 	if r == nil {
 		return nil
@@ -149,15 +152,18 @@ func (r *programRules) namesFor(cur string) sortedSet {
 		if m, ok := r.memo[memo]; ok {
 			return m
 		}
+		names = sortedSet{} // no line left: no name (not nil, any name)
 		for _, l := range r.linesFor(cur) {
 			n := r.scopes.namesOf(l, false)
 			if n == nil {
-				names = r.names
+				names = nil
 				break
 			}
 			names = append(names, n...)
 		}
-		if len(names) != len(r.names) {
+		if names == nil {
+			names = r.names
+		} else {
 			names.sort()
 		}
 		r.memo[memo] = names
@@ -203,7 +209,7 @@ func promptRules(prompt string) *programRules {
 	r.scope = r.scopes.stepScopes(prompt)
 	r.values = r.scopes.returnValues(prompt)
 	r.memo = map[string]sortedSet{}
-	r.names = localNames(identifiers(src))
+	r.names = r.scopes.programNames()
 	r.lines.sort()
 	r.calls = append(sortedSet{""}, r.lines...)
 	return &r
@@ -234,32 +240,11 @@ var pythonKeywords = func() map[string]bool {
 	return m
 }()
 
-// identifiers lists the Python identifiers of src (every run of letters,
-// digits and underscores that does not start with a digit; keywords and
-// words inside strings too, which only makes the rule looser).
-func identifiers(src string) []string {
-	var out []string
-	start := -1
-	for i, c := range src + " " {
-		word := c == '_' || unicode.IsLetter(c) || unicode.IsDigit(c)
-		switch {
-		case word && start < 0:
-			start = i
-		case !word && start >= 0:
-			if w := src[start:i]; !unicode.IsDigit(rune(w[0])) {
-				out = append(out, w)
-			}
-			start = -1
-		}
-	}
-	return out
-}
-
 // keysAllowed checks the keys of a LOCALS object that the text added to
-// old (making new) wrote or extended: names (any name when r is nil), none
-// twice (an open key must still be able to become a name not
-// used yet). A LOCALS object is flat, string to
-// string, so its even-numbered strings are the keys; a VALUE (a string,
+// old (making new) wrote or extended: names (any string when r is nil, any
+// name when names is nil: nameAllowed), none twice (an open key must still
+// be able to become a name not used yet). A LOCALS object is flat, string
+// to string, so its even-numbered strings are the keys; a VALUE (a string,
 // not an object) has none. A name needs no JSON escape, so a key with one
 // is never allowed.
 func (r *programRules) keysAllowed(names sortedSet, old, new string) bool {
@@ -267,7 +252,7 @@ func (r *programRules) keysAllowed(names sortedSet, old, new string) bool {
 	return objectKeys(new, func(key string, end int, closed bool) bool {
 		switch {
 		case !closed:
-			return r == nil || names.hasPrefixBesides(key, seen)
+			return r == nil || names == nil && (anyNames.hasPrefix(key) || nameAllowed(nil, key+"_")) || names.hasPrefixBesides(key, seen)
 		case end < len(old):
 			seen = append(seen, key)
 			return true
@@ -275,9 +260,31 @@ func (r *programRules) keysAllowed(names sortedSet, old, new string) bool {
 			return false
 		}
 		seen = append(seen, key)
-		return r == nil || names.contains(key)
+		return r == nil || nameAllowed(names, key)
 	})
 }
+
+// nameAllowed reports whether key may be a LOCALS key where namesFor
+// answered names: one of them, or where names is nil (a program that may
+// bind names its text does not show) any Python name that is no keyword,
+// or "..", ".0" to ".9".
+func nameAllowed(names sortedSet, key string) bool {
+	if names != nil {
+		return names.contains(key)
+	}
+	if anyNames.contains(key) {
+		return true
+	}
+	for i, c := range key {
+		if !(c == '_' || unicode.IsLetter(c) || i > 0 && unicode.IsDigit(c)) {
+			return false
+		}
+	}
+	return key != "" && !pythonKeywords[key]
+}
+
+// anyNames are the keys besides names every frame may have.
+var anyNames = localNames(nil)
 
 // objectKeys calls fn with each key of a LOCALS object's text (a flat
 // object, string to string, so its even-numbered strings are the keys),

@@ -33,6 +33,8 @@ type scopeRules struct {
 	opens  []int             // per line: the block a def or class header (or its decorator) opens, else noBlock
 	names  map[int]sortedSet // per block: the names its frames may hold or read (lambdas' and comprehensions' in it too), "..", ".0" to ".9"
 	starts []bool            // per line: a statement (logical line) starts on it
+	fns    []*pysource.Scope // the defs and classes: block b is fns[b]
+	block  map[*pysource.Scope]int
 }
 
 const noBlock = -2
@@ -41,20 +43,11 @@ const noBlock = -2
 func programScopes(src string) *scopeRules {
 	lines := strings.Split(src, "\n")
 	ix := pysource.New(src)
-	s := &scopeRules{lines: lines, ix: ix, member: make([][]int, len(lines)), opens: make([]int, len(lines)), names: map[int]sortedSet{}, starts: make([]bool, len(lines))}
-	block := map[*pysource.Scope]int{ix.Module: -1}
-	for _, f := range ix.Functions() {
-		block[f] = len(block) - 1
-	}
-	// blockOf is the def, class or module whose lines a scope's are (a
-	// lambda's or comprehension's: its function's)
-	blockOf := func(sc *pysource.Scope) int {
-		for ; sc != nil; sc = sc.Parent {
-			if b, ok := block[sc]; ok {
-				return b
-			}
-		}
-		return -1
+	s := &scopeRules{lines: lines, ix: ix, member: make([][]int, len(lines)), opens: make([]int, len(lines)), names: map[int]sortedSet{},
+		starts: make([]bool, len(lines)), fns: ix.Functions(), block: map[*pysource.Scope]int{ix.Module: -1}}
+	block, blockOf := s.block, s.blockOf
+	for b, f := range s.fns {
+		block[f] = b
 	}
 	var last []int
 	for i := range lines {
@@ -78,7 +71,7 @@ func programScopes(src string) *scopeRules {
 		s.member[i], last = m, m
 	}
 	words := map[int][]string{}
-	open := map[int]bool{-1: moduleNamesOpen(src)}
+	open := map[int]bool{-1: moduleNamesOpen(ix)}
 	for _, sc := range append([]*pysource.Scope{ix.Module}, ix.Scopes...) {
 		b := blockOf(sc)
 		words[b] = append(append(words[b], sc.Locals()...), sc.Used()...)
@@ -92,16 +85,53 @@ func programScopes(src string) *scopeRules {
 	return s
 }
 
+// blockOf is the def, class or module whose lines a scope's are (a
+// lambda's or comprehension's: its function's).
+func (s *scopeRules) blockOf(sc *pysource.Scope) int {
+	for ; sc != nil; sc = sc.Parent {
+		if b, ok := s.block[sc]; ok {
+			return b
+		}
+	}
+	return -1
+}
+
 // moduleNamesOpen reports whether a program may bind module names its
-// text does not show (a star import, exec, writes through globals(),
-// vars() or a module's __dict__).
-func moduleNamesOpen(src string) bool {
-	for _, w := range []string{"import *", "exec(", "globals(", "vars(", "__dict__", "sys.modules", "__import__"} {
-		if strings.Contains(src, w) {
+// text does not show: a star import, or code that writes them through exec
+// (anywhere: exec(code, globals())), globals(), vars(), a module's
+// __dict__, sys.modules or __import__; read by the index (a word in a
+// string or a comment is none).
+func moduleNamesOpen(ix *pysource.Index) bool {
+	for _, sc := range append([]*pysource.Scope{ix.Module}, ix.Scopes...) {
+		if sc.Open() {
 			return true
 		}
 	}
+	for n := 1; n <= len(ix.Lines); n++ {
+		for _, w := range ix.NamesOn(n) {
+			switch w {
+			case "exec", "globals", "vars", "__dict__", "modules", "__import__":
+				return true
+			}
+		}
+	}
 	return false
+}
+
+// programNames is the set of LOCALS keys some frame of the program may
+// hold: every block's names; nil (any name) where a block may bind names
+// its text does not show (a star import's, exec's).
+func (s *scopeRules) programNames() sortedSet {
+	var all sortedSet
+	for b := -1; b < len(s.fns); b++ {
+		n, ok := s.names[b]
+		if !ok {
+			return nil
+		}
+		all = append(all, n...)
+	}
+	all.sort()
+	return all
 }
 
 // namesOf is the set of LOCALS keys a frame at source line src may have:
@@ -138,26 +168,6 @@ func (s *scopeRules) namesOf(src string, call bool) sortedSet {
 	return names
 }
 
-// isBlockHeader reports whether a logical line starts a def or class
-// (longsource.go's; the index knows, see Header).
-func isBlockHeader(t string) bool {
-	for _, kw := range []string{"def", "async def", "class"} {
-		if rest, ok := strings.CutPrefix(t, kw); ok && rest != "" && (rest[0] == ' ' || rest[0] == '\t' || kw == "class" && rest[0] == ':') {
-			return true
-		}
-	}
-	return false
-}
-
-// headerName is the name a def or class header binds.
-func headerName(t string) string {
-	_, rest, _ := strings.Cut(strings.TrimPrefix(t, "async "), " ")
-	if words := identifiers(rest); len(words) > 0 {
-		return words[0]
-	}
-	return ""
-}
-
 // indentWidth is a line's indentation, tabs to the next multiple of 8.
 func indentWidth(l string) int { return pysource.IndentWidth(l) }
 
@@ -171,45 +181,6 @@ func (s *scopeRules) statementLines(j int) []int {
 		}
 	}
 	return out
-}
-
-// scanLine carries the lexical state over one line: the bracket depth, an
-// open triple-quoted string's delimiter, whether the line ends in a
-// backslash continuation, and where its code ends (a comment starts).
-// Only longsource.go's statement still uses it: statementLines, from the
-// index, is its replacement.
-func scanLine(l string, depth int, quote string) (int, string, bool, int) {
-	for j := 0; j < len(l); j++ {
-		c := l[j]
-		if quote != "" {
-			if c == '\\' {
-				j++
-			} else if strings.HasPrefix(l[j:], quote) {
-				j += len(quote) - 1
-				quote = ""
-			}
-			continue
-		}
-		switch c {
-		case '#':
-			return depth, "", false, j
-		case '\'', '"':
-			quote = string(c)
-			if triple := strings.Repeat(quote, 3); strings.HasPrefix(l[j:], triple) {
-				quote = triple
-				j += 2
-			}
-		case '(', '[', '{':
-			depth++
-		case ')', ']', '}':
-			depth = max(depth-1, 0)
-		}
-	}
-	cont := strings.HasSuffix(l, "\\")
-	if len(quote) == 1 && !cont {
-		quote = "" // an unterminated one-line string: a syntax error, do not let it spread
-	}
-	return depth, quote, cont, len(l)
 }
 
 // stepScopes maps the kinds of frame a step's answer may take (their
@@ -362,8 +333,8 @@ func (s *scopeRules) returnValues(prompt string) map[string]string {
 // blockName is the name of the def or class block b ("" for the module or
 // a block whose header does not say).
 func (s *scopeRules) blockName(b int) string {
-	if fs := s.ix.Functions(); b >= 0 && b < len(fs) {
-		return fs[b].Name
+	if b >= 0 && b < len(s.fns) {
+		return s.fns[b].Name
 	}
 	return ""
 }

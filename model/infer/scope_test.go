@@ -71,6 +71,23 @@ func TestProgramScopes(t *testing.T) {
 	if g := programScopes("def f():\n    global counter\n    counter = 1\n"); !g.names[-1].contains("counter") {
 		t.Error("a global statement binds a module name")
 	}
+	// whether the module's names are open is read from code, not words:
+	// a star import without a space, exec with one, globals() in a
+	// function leave them open; a comment or a string does not
+	for _, tc := range []struct {
+		src  string
+		open bool
+	}{
+		{"from m import*\nx = 1\n", true},
+		{"exec ('y = 1')\nx = 1\n", true},
+		{"def f():\n    globals()['y'] = 1\nx = 1\n", true},
+		{"import sys\nsys.modules[__name__].y = 1\nx = 1\n", true},
+		{"x = 1  # no exec( or import * here\ns = 'globals()'\n", false},
+	} {
+		if got := programScopes(tc.src).names[-1] == nil; got != tc.open {
+			t.Errorf("%q: module names open = %v, want %v", tc.src, got, tc.open)
+		}
+	}
 
 	step := func(frame, action string) string {
 		return format.TokBeginOfText + format.TokTraceContextStart + src + format.TokFrameSep + frame + action + format.TokFrameSep
@@ -255,6 +272,10 @@ func TestRulesHoldOnRealTraces(t *testing.T) {
 		{Source: "def g(x):\n    return [x] * 2\n\ndef h(x):\n    return g(x)\n\ndef last(xs):\n    if len(xs) == 1:\n        return xs[0]\n    return last(xs[1:])\n\ndef f(n):\n    return h(last([n, n + 1]))\n", Call: "f(3)"},
 		{Source: "def fact(n):\n    return 1 if n <= 1 else n * fact(n - 1)\n\nx = fact(4)\nys = [fact(i) for i in range(3)]\nprint(x, ys)\n"},
 		{Source: "class K:\n    a = 1\n    def m(self, k):\n        b = self.a + k\n        return b\n\nk = K()\nprint(k.m(2), [k.m(i) for i in (1, 2)])\n"},
+		// a star import binds names the text does not show (the module's
+		// frame holds ascii_letters, Template, ...)
+		{Source: "from string import *\nx = digits[:2]\nprint(x)\n"},
+		{Source: "class C:\n    def __init__(self):\n        __v = 1\n        self.v = __v\n\nc = C()\n"},
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	steps, valued := 0, 0
@@ -355,5 +376,40 @@ func TestNamesOfAFrameFromTheIndex(t *testing.T) {
 	}
 	if !outer.contains("mid") || !outer.contains("s") || !outer.contains("n") {
 		t.Errorf("outer's names %q", outer)
+	}
+}
+
+// TestProgramNamesFromTheIndex: the names any frame of a program may hold
+// are its functions' names as the index reads them (a word of a comment or
+// a string is none, a private name is mangled); a program that may bind
+// names its text does not show allows any name. The word scan of the text
+// refused the star import's names and C's mangled `_C__v`.
+func TestProgramNamesFromTheIndex(t *testing.T) {
+	header := format.TokBeginOfText + format.TokTraceContextStart
+	r := promptRules(header + "class C:\n    def m(self):\n        __v = 'word'  # secret\n        return __v\n" + format.TokFrameSep)
+	for _, tc := range []struct {
+		name string
+		ok   bool
+	}{{"_C__v", true}, {"self", true}, {"m", true}, {"C", true}, {"..", true}, {"word", false}, {"secret", false}, {"zz", false}} {
+		if got := nameAllowed(r.names, tc.name); got != tc.ok {
+			t.Errorf("closed program: %q allowed = %v, want %v", tc.name, got, tc.ok)
+		}
+	}
+	open := promptRules(header + "from string import *\nx = digits\n" + format.TokFrameSep)
+	for _, tc := range []struct {
+		name string
+		ok   bool
+	}{{"ascii_letters", true}, {"x", true}, {".0", true}, {"_", true}, {"def", false}, {"a b", false}, {"", false}, {"1x", false}, {`x\"`, false}} {
+		if got := nameAllowed(open.names, tc.name); got != tc.ok {
+			t.Errorf("open program: %q allowed = %v, want %v", tc.name, got, tc.ok)
+		}
+	}
+	for _, tc := range []struct {
+		old, new string
+		ok       bool
+	}{{`{"`, `{"asc`, true}, {`{"asc`, `{"ascii_letters"`, true}, {`{"`, `{"de`, true}, {`{"`, `{"def"`, false}, {`{"x": "1", "`, `{"x": "1", "x"`, false}, {`{"`, `{"a b`, false}, {`{"`, `{".`, true}} {
+		if got := open.keysAllowed(open.namesFor(format.TokLineSep+format.TokArgSep+tc.old), tc.old, tc.new); got != tc.ok {
+			t.Errorf("open program: keys %q -> %q allowed = %v, want %v", tc.old, tc.new, got, tc.ok)
+		}
 	}
 }
