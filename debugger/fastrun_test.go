@@ -274,8 +274,9 @@ func liveTracerFor(t testing.TB, python string) *tracer.Tracer {
 
 // With any breakpoint set, even one that never stops (disabled, a
 // condition that never holds, a function never called), bdb keeps tracing
-// (set_continue drops it only when self.breaks is empty): `c` records the
-// whole run, as before, and stops where the whole trace's session stops.
+// (set_continue drops it only when self.breaks is empty): on a short run
+// (below liveRecordStates) `c` records the whole run, as before, and stops
+// where the whole trace's session stops (longer runs: filtered_test.go).
 func TestContinueTracesWithBreakpoints(t *testing.T) {
 	python := pythonExe(t)
 	ctx := context.Background()

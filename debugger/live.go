@@ -58,6 +58,9 @@ type liveRun struct {
 	// past (a forward command from a stop reached backwards, a reverse
 	// continue) finds their values here.
 	conds map[condKey]condValue
+	// bps are the session's breakpoints as the last command with them
+	// gave them (nextWith): a replay evaluates their conditions again.
+	bps []*BreakSpec
 	// args are the arguments of the last `run ARGS` (nil: the program's own)
 	args []string
 }
@@ -154,24 +157,36 @@ func (b *TraceBackend) condAt(k int, cond string) (ok, known bool, err error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	// The newline ends a comment the condition may carry.
-	res, e := l.run.Eval(ctx, 0, "bool(("+cond+"\n))", tracer.EvalExpr)
-	if e != nil {
+	v, printed, ok := evalCond(ctx, l.run, cond)
+	if !ok {
 		return false, false, nil
 	}
 	// what the condition printed comes before the value: it is the
 	// program's output, as under pdb
+	b.write(printed)
+	l.conds[key] = v
+	return v.ok, true, v.err
+}
+
+// evalCond evaluates a breakpoint condition where run waits, as bdb's
+// effective() does: eval(cond) in the frame, true when truthy; an
+// exception is an error. printed is what it printed; ok is false when it
+// could not be asked.
+func evalCond(ctx context.Context, run *tracer.Run, cond string) (v condValue, printed string, ok bool) {
+	// The newline ends a comment the condition may carry.
+	res, e := run.Eval(ctx, 0, "bool(("+cond+"\n))", tracer.EvalExpr)
+	if e != nil {
+		return condValue{}, "", false
+	}
 	text := res.Text
 	if i := strings.LastIndexByte(text, '\n'); res.OK && i >= 0 {
-		b.write(text[:i+1])
-		text = text[i+1:]
+		printed, text = text[:i+1], text[i+1:]
 	}
-	v := condValue{ok: res.OK && text == "True"}
+	v = condValue{ok: res.OK && text == "True"}
 	if !res.OK {
 		v.err = fmt.Errorf("condition %q: %s", cond, res.Text)
 	}
-	l.conds[key] = v
-	return v.ok, true, v.err
+	return v, printed, true
 }
 
 // runToEnd lets a live run go on to its end (or its interrupt, or a limit).

@@ -65,11 +65,29 @@ type pdbSim struct {
 	scanned     int          // states read into gen and firstLine
 	chains      []*pinChain  // exceptions pdb stopped at, followed as far as the trace goes
 	interrupt   int          // a live run was interrupted after this state: stop there (-1: none)
+	// bdb does not see the finalizers that run when the previous stop's
+	// frame (lastStop) or a pinned frame returns (see run): teardown holds
+	// while the states read are such a teardown's, of teardownFrame.
+	lastStop      int
+	teardown      bool
+	teardownFrame int
 }
+
+// liveRecordStates: a live run's continue with breakpoints records every
+// event while the trace is shorter than this, so that reverse commands
+// travel in it; past it the run goes on filtered (tracer.Pause.Filtered:
+// unrecorded, pausing only where a breakpoint may stop). A variable for
+// the tests.
+var liveRecordStates = 50_000
+
+// filterRecheck is how many events a continue records, when it cannot go
+// on filtered yet (a teardown or a pinned exception is being followed),
+// before it asks again.
+const filterRecheck = 1000
 
 func newPdbSim(tr *Tree) *pdbSim {
 	return &pdbSim{tr: tr, stopframe: frameNone, returnframe: frameNone,
-		traced: map[int]bool{}, gen: map[int]bool{}, pinned: map[int]bool{}, firstLine: map[int]int{}, interrupt: -1}
+		traced: map[int]bool{}, gen: map[int]bool{}, pinned: map[int]bool{}, firstLine: map[int]int{}, interrupt: -1, lastStop: frameNone}
 }
 
 // scan reads the states not yet seen into gen and firstLine (the trace of
@@ -82,7 +100,11 @@ func (sim *pdbSim) scan() {
 			sim.gen[s.Frame] = true
 		}
 		if _, ok := sim.firstLine[s.Frame]; !ok && s.Event == tracer.EventCall {
-			sim.firstLine[s.Frame] = s.Lineno
+			first, ok := sim.tr.T.FirstLines[s.Frame] // a frame found running
+			if !ok {
+				first = s.Lineno
+			}
+			sim.firstLine[s.Frame] = first
 		}
 	}
 }
@@ -134,6 +156,20 @@ func (sim *pdbSim) pause() tracer.Pause {
 	if sim.stopframe == frameNone {
 		return tracer.PauseAll
 	}
+	if sim.continuing() {
+		// bdb's set_continue with breakpoints: only a breakpoint stops, so
+		// a long run goes on unrecorded and pauses only where one may
+		// (a line of one, the start of code with a function breakpoint;
+		// breakHere decides), and at the returns that begin a teardown
+		n := len(sim.tr.T.States)
+		if n >= liveRecordStates && sim.filterable() {
+			p.Filtered = true
+			p.Lines, p.Starts = sim.candidates()
+			p.Frames = sim.teardownFrames()
+			return p
+		}
+		p.Budget = max(liveRecordStates-n, filterRecheck)
+	}
 	for _, f := range []int{sim.stopframe, sim.returnframe} {
 		if f > frameOpaque {
 			p.Frames = append(p.Frames, f)
@@ -149,6 +185,71 @@ func (sim *pdbSim) pause() tracer.Pause {
 		}
 	}
 	return p
+}
+
+// continuing reports whether the command being run is a continue with
+// breakpoints (set_continue: stopframe is botframe, no stop line).
+func (sim *pdbSim) continuing() bool {
+	return !sim.tracingOff && sim.stopframe == frameBot && sim.returnframe == frameNone &&
+		sim.stoplineno == -1 && len(sim.breaks) > 0
+}
+
+// filterable reports whether a continue can go on unrecorded from the end
+// of the trace: no teardown being followed, no interrupt to stop at, and
+// every exception pdb stopped at followed to where it was caught (isPinned
+// needs each state of that way).
+func (sim *pdbSim) filterable() bool {
+	if sim.teardown || sim.interrupt >= 0 {
+		return false
+	}
+	sim.isPinned(frameNone, len(sim.tr.T.States)-1)
+	for _, c := range sim.chains {
+		if !c.done {
+			return false
+		}
+	}
+	return true
+}
+
+// candidates are where a filtered run pauses for breakHere to decide:
+// the line events a breakpoint is at (effective counts a hit there). A
+// line breakpoint is at its line; a function breakpoint at the first line
+// its function runs (funcFirst), and before that is known at every line
+// of code starting at its line (co_firstlineno).
+func (sim *pdbSim) candidates() (lines, starts []int) {
+	if sim.bps == nil {
+		for l := range sim.breaks {
+			lines = append(lines, l)
+		}
+		return lines, nil
+	}
+	for _, b := range sim.bps {
+		switch {
+		case b.Disabled || b.done:
+		case b.Func == "":
+			lines = append(lines, b.Line)
+		case b.funcFirst != 0:
+			lines = append(lines, b.funcFirst)
+		default:
+			starts = append(starts, b.Line)
+		}
+	}
+	return lines, starts
+}
+
+// teardownFrames are the frames whose return begins a teardown (run):
+// a filtered run pauses there, so that what follows is recorded.
+func (sim *pdbSim) teardownFrames() []int {
+	var fs []int
+	if sim.lastStop > frameOpaque {
+		fs = append(fs, sim.lastStop)
+	}
+	for f := range sim.pinned {
+		if f > frameOpaque && f != sim.lastStop {
+			fs = append(fs, f)
+		}
+	}
+	return fs
 }
 
 // breakHere is bdb's break_here for line event k: a breakpoint at the
@@ -430,12 +531,14 @@ func (sim *pdbSim) run(from int, breaks map[int]bool, lastStop int) int {
 	// alive: an explicit close of that same generator right after its
 	// yield (g.close() on the line that resumed it) is no finalizer, and
 	// pdb stops in it as usual.
-	teardown := from > 0 && from <= len(states) && states[from-1].Event == tracer.EventReturn &&
+	sim.lastStop = lastStop
+	sim.teardown = from > 0 && from <= len(states) && states[from-1].Event == tracer.EventReturn &&
 		(lastStop != frameNone && states[from-1].Frame == lastStop || sim.isPinned(states[from-1].Frame, from-1))
-	teardownFrame := frameNone
-	if teardown {
-		teardownFrame = states[from-1].Frame
+	sim.teardownFrame = frameNone
+	if sim.teardown {
+		sim.teardownFrame = states[from-1].Frame
 	}
+	defer func() { sim.teardown = false }()
 	for k := from; sim.have(k); k++ {
 		states = sim.tr.T.States
 		s := &states[k]
@@ -450,15 +553,15 @@ func (sim *pdbSim) run(from int, breaks map[int]bool, lastStop int) int {
 		if sim.tracingOff {
 			continue
 		}
-		if teardown {
-			if end := sim.finalizerEnd(k); end >= 0 && s.Frame != teardownFrame {
+		if sim.teardown {
+			if end := sim.finalizerEnd(k); end >= 0 && s.Frame != sim.teardownFrame {
 				k = end
 				continue
 			}
-			teardown = false
+			sim.teardown = false
 		}
 		if s.Event == tracer.EventReturn && (s.Frame == lastStop && lastStop != frameNone || sim.isPinned(s.Frame, k)) {
-			teardown, teardownFrame = true, s.Frame
+			sim.teardown, sim.teardownFrame = true, s.Frame
 		}
 		switch s.Event {
 		case tracer.EventCall:
@@ -564,6 +667,7 @@ type breakpointBackend interface {
 func (b *TraceBackend) nextWith(ctx context.Context, history []Step, cmd Command, bps []*BreakSpec) (Stop, error) {
 	done := b.answering(ctx)
 	if b.live != nil { // conditions are evaluated in the live frames while the command runs
+		b.live.bps = bps
 		for _, bp := range bps {
 			bp.live = b.condAt
 		}

@@ -51,7 +51,8 @@ func (b *TraceBackend) recordPast(ctx context.Context, s Stop) error {
 	l := b.live
 	want := b.tr.T // the first run's (a failed replay leaves it so)
 	if want.Exit.Kind == "" {
-		// An interrupted untraced stretch: where the program is cannot be
+		// The program paused after an unrecorded stretch (an interrupt, a
+		// breakpoint reached filtered) and goes on: where it is cannot be
 		// found again in a new run (no event was counted on the way), so
 		// reverse commands move only in what was recorded since (backTo).
 		return nil
@@ -74,13 +75,26 @@ func (b *TraceBackend) recordPast(ctx context.Context, s Stop) error {
 	l.run = run // Interrupt (Ctrl-C) reaches the replay
 	l.mu.Unlock()
 	why, interrupted := "", false
+	// Conditions are Python evaluated in the frames: the replay pauses
+	// where a breakpoint with one is, to know them in the new trace too.
+	conds, filter := map[condKey]condValue{}, condPause(l.bps)
 	for why == "" && !run.Ended() {
-		if err := run.Resume(ctx, tracer.Pause{Depth: -1}); err != nil {
+		if err := run.Resume(ctx, filter); err != nil {
 			why = err.Error()
 			break
 		}
 		switch reason, ok := run.Paused(); {
 		case !ok || run.Ended():
+		case reason == tracer.PauseFilter:
+			states := run.Trace().States
+			k := len(states) - 1
+			for _, bp := range l.bps {
+				if bp.Cond != "" && k >= gap && (bp.Func == "" && bp.Line == states[k].Lineno || bp.Func != "" && bp.Func == states[k].Function) {
+					if v, _, ok := evalCond(ctx, run, bp.Cond); ok {
+						conds[condKey{k, bp.Cond}] = v
+					}
+				}
+			}
 		case reason == tracer.PauseTimeout:
 			why = fmt.Sprintf("recording it again took longer than the time limit (%v, --timeout)", run.Timeout())
 		case reason == tracer.PauseInterrupt:
@@ -103,10 +117,28 @@ func (b *TraceBackend) recordPast(ctx context.Context, s Stop) error {
 	// Conditions evaluated past the gap were evaluated at indexes of the
 	// first run's trace.
 	maps.DeleteFunc(l.conds, func(k condKey, _ condValue) bool { return k.index >= gap })
+	maps.Copy(l.conds, conds)
 	b.tr = NewTree(got)
 	b.tr.more = b.more
 	b.cacheSim = nil
 	return nil
+}
+
+// condPause is the filter a replay runs by: it pauses at the line events
+// where a breakpoint with a condition may be hit (its line, or any line
+// of its function), and nowhere else.
+func condPause(bps []*BreakSpec) tracer.Pause {
+	p := tracer.Pause{Depth: -1}
+	for _, bp := range bps {
+		switch {
+		case bp.Cond == "":
+		case bp.Func == "":
+			p.Lines = append(p.Lines, bp.Line)
+		default:
+			p.Funcs = append(p.Funcs, bp.Func)
+		}
+	}
+	return p
 }
 
 // samePast says how trace got (recorded whole) differs from want (with
@@ -145,7 +177,7 @@ func (b *TraceBackend) backTo(q Pos) error {
 		return nil // the session steps on into the calls' last state (Session.Do)
 	}
 	if q.Index < floor {
-		return fmt.Errorf("%w and was interrupted: reverse commands go back only to where it was interrupted, not into the unrecorded stretch; restart (or set a breakpoint before c) to travel back in that part of the run", ErrUnrecordedPast)
+		return fmt.Errorf("%w and has not ended: reverse commands go back only to where it paused after that stretch (an interrupt, or a breakpoint a long continue reached unrecorded), not into it; restart (or set a breakpoint before c) to travel back in that part of the run", ErrUnrecordedPast)
 	}
 	return nil
 }

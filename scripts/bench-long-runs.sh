@@ -6,8 +6,9 @@
 #   scripts/bench-long-runs.sh [NDB_BINARY] [REPEATS] [EVENTS...]
 #
 # defaults: bin/ndb, 3 repeats, 1000000 10000000 50000000 line events.
-# Scenarios: `c` to the end with no breakpoint; `b 9`, `c`, `c` (the
-# breakpoint is hit once, half way). Each is timed REPEATS times (min and
+# Scenarios: `c` to the end with no breakpoint (ndb runs it untraced); `b 9`,
+# `c`, `c` (the breakpoint is hit once, half way; ndb's continue records the
+# first 50,000 events, then runs filtered: traced only where a breakpoint can stop). Each is timed REPEATS times (min and
 # median wall seconds) and the peak RSS of every process of the command's
 # tree (ndb, its sandbox, its Python worker and the program) is sampled
 # every 10 ms from /proc (VmHWM: a process's own peak), largest reported.

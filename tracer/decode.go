@@ -270,7 +270,7 @@ func (d *decoder) record(r *marshalReader) error {
 	switch ev {
 	case 0, 1:
 		if ev == 0 {
-			if nf != 8 && nf != 9 { // 9: with the untraced-caller flag
+			if nf < 8 || nf > 10 { // 9: with the untraced-caller flag; 10: and co_firstlineno
 				return fmt.Errorf("bad call record")
 			}
 			if fs == nil {
@@ -290,12 +290,27 @@ func (d *decoder) record(r *marshalReader) error {
 		if err := d.readLocals(r, fs, nf > 5, ev == 0, &st); err != nil {
 			return err
 		}
-		if ev == 0 && nf == 9 {
+		if ev == 0 && nf >= 9 {
 			u, err := r.int()
 			if err != nil {
 				return err
 			}
 			st.CallerUntraced = u != 0
+		}
+		if ev == 0 && nf == 10 {
+			first, err := r.int()
+			if err != nil {
+				return err
+			}
+			if first < 0 || first > maxLineno {
+				return fmt.Errorf("bad first line %d", first)
+			}
+			if !d.over {
+				if d.tr.FirstLines == nil {
+					d.tr.FirstLines = map[int]int{}
+				}
+				d.tr.FirstLines[frame] = first
+			}
 		}
 	case 2, 3:
 		if fs == nil {

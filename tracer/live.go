@@ -37,6 +37,21 @@ type Pause struct {
 	// interrupted (Interrupt, the Timeout) or in post-mortem; the filter's
 	// other fields are void. Trace.Unrecorded marks where the gap begins.
 	Untraced bool `json:"untraced,omitempty"`
+	// Filtered: the program runs on unrecorded, as with Untraced, but
+	// pauses at a line event at one of Lines, at every line event of code
+	// whose co_firstlineno is one of Starts (bdb's function breakpoints
+	// before their first line is known), and at the return of a frame of
+	// Frames; there it records the stack as after an interrupt (call
+	// states, Trace.Resumed), then the event. Only the frames whose code
+	// has such a line are traced, and the known frames for their returns
+	// (pdb's continue with breakpoints, without the cost of recording;
+	// docs/debugger.md, "Long runs"). Depth, Funcs and Exceptions are void.
+	Filtered bool  `json:"filtered,omitempty"`
+	Starts   []int `json:"starts,omitempty"`
+	// Budget, if > 0, also pauses once that many more events have been
+	// recorded (a long recorded stretch is cut for the debugger to choose
+	// again); void with Untraced and Filtered.
+	Budget int `json:"budget,omitempty"`
 }
 
 // PauseAll pauses after the next event (pdb's step).
@@ -160,7 +175,8 @@ func (r *Run) Resume(ctx context.Context, f Pause) error {
 		f.Depth = -1
 	}
 	if err := r.request(map[string]any{"op": "go", "depth": f.Depth, "frames": f.Frames,
-		"lines": f.Lines, "funcs": f.Funcs, "exceptions": f.Exceptions, "untraced": f.Untraced}); err != nil {
+		"lines": f.Lines, "funcs": f.Funcs, "exceptions": f.Exceptions, "untraced": f.Untraced,
+		"filtered": f.Filtered && !f.Untraced, "starts": f.Starts, "budget": max(f.Budget, 0)}); err != nil {
 		return err
 	}
 	r.paused = false

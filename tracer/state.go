@@ -196,4 +196,9 @@ type Trace struct {
 	// the first state recorded for an event after it: the states from the
 	// gap up to it are call states standing for the stack it found.
 	Resumed []int `json:"resumed,omitempty"`
+	// FirstLines holds, for a frame whose first state is a call state
+	// at another line than its code's co_firstlineno (a stack found after
+	// an unrecorded stretch, a generator first seen when resumed), that
+	// co_firstlineno: pdb places function breakpoints by it.
+	FirstLines map[int]int `json:"first_lines,omitempty"`
 }

@@ -12,9 +12,12 @@
 # Go -> worker (stdin): one JSON request per line.
 # Child -> worker: chunks of a 4-byte little-endian length + marshal (version 2)
 # of a list of records (see flush, local_trace, global_trace, finish):
-#   call (0, lineno, frame, depth, changes, keys, co_name, gen, untraced)
+#   call (0, lineno, frame, depth, changes, keys, co_name, gen, untraced[, first])
 #     untraced: 1 when a program frame is below (depth > 0) but the direct
-#     caller (f_back) is not one (exec/eval/doctest code, a sibling module)
+#     caller (f_back) is not one (exec/eval/doctest code, a sibling module);
+#     first: co_firstlineno, sent when lineno is not it (a call record for a
+#     frame found running: a stack after an unrecorded stretch, a resumed
+#     generator the tracer had not seen)
 #   line (1, lineno, frame, depth, changes[, keys])
 #   return (2, lineno, frame, depth, repr, changes[, keys])
 #   exception (3, lineno, frame, depth, repr, changes[, keys])
@@ -29,10 +32,15 @@
 #   ("u",): from here on the program runs untraced (a "go" with "untraced":
 #     nothing is recorded until an interrupt, which sends a call record for
 #     each program frame on the stack and ("u", 1), then pauses, or until
-#     the end).
+#     the end). A "go" with "filtered" also sends ("u",): nothing is
+#     recorded, but at a line event at one of "lines" or in code whose
+#     co_firstlineno is one of "starts", and at the return of a frame in
+#     "frames", the stack is sent as after an interrupt, then the event,
+#     then a pause.
 # Go -> child while paused (through the worker): 4-byte little-endian length
 # + JSON: {"op": "go", "depth", "frames", "lines", "funcs", "exceptions",
-# "untraced"},
+# "untraced", "filtered", "starts", "budget"} (budget: pause after that many more
+# recorded events),
 # {"op": "eval", "src", "mode", "level"}, {"op": "jump", "line"}.
 # A live run with "input" reads its stdin from a pipe the worker writes:
 # Go sends {"input": nonce, "data": base64} and {"input": nonce, "eof": true}
@@ -603,13 +611,30 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None, ifd=None):
     # or in a function named in pz[3], any exception event when pz[4], and
     # at the next event once interrupted (pz[5], set by SIGUSR2). ndb's pdb
     # simulation decides which of these pauses is a stop.
-    pz = [1 << 30, frozenset(), frozenset(), frozenset(), False, False]
+    # pz[6]: pause after the event being recorded (a filtered stop, below);
+    # pz[7]: pause once the recorded events reach this count (a "budget").
+    pz = [1 << 30, frozenset(), frozenset(), frozenset(), False, False, False, 1 << 62]
     # A "go" with "untraced" (pdb's continue with no breakpoint: nothing
     # but an interrupt can stop the program) drops tracing altogether, as
     # bdb's set_continue does: the program runs at full speed and records
     # nothing; ("u",) marks the gap in the trace. An interrupt traces again.
     untraced = [False]
     untraced_base = [None]  # the outermost program frame when tracing was dropped
+    # The local trace function of the mode the program runs in: what a
+    # trace function returns after a pause, which may have changed it.
+    cur_local = [None]
+    # A "go" with "filtered" (pdb's continue with breakpoints, once the
+    # trace is long: docs/debugger.md, "Long runs") records nothing either,
+    # but traces the frames whose code holds a breakpoint line (or starts
+    # at one: a function breakpoint) and the frames ndb knows (to follow
+    # their returns), and stops tracing at such a line (filtered_stop):
+    # the stack is recorded as after an interrupt, then the event, and the
+    # program pauses for ndb's pdb simulation to decide.
+    filtered = [False]
+    filt_lines = [frozenset(), frozenset()]  # lines, starts (co_firstlineno of function breakpoints)
+    may_hit_cache = {}  # code -> whether a line of it is in filt_lines[0]
+    excepted = set()  # known frames whose last event was an exception (see filtered_other)
+    quiet = set()  # known frames traced for their return only (f_trace_lines off)
 
     def go_untraced(frame):
         out.append(("u",))
@@ -629,7 +654,8 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None, ifd=None):
         """Trace again from an interrupt in an untraced stretch: the
         program frames on the stack get a call record (their line and
         locals as they are now; new numbers for frames entered unrecorded),
-        and frames that ended unrecorded are forgotten."""
+        and frames that ended unrecorded are forgotten (a filtered stretch
+        saw every known frame's end: they are kept)."""
         stack = []
         f = frame
         while f is not None:
@@ -639,8 +665,15 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None, ifd=None):
         if not stack:
             return  # the program's code has ended (its exit is being sent)
         untraced[0] = False
+        was_filtered = filtered[0]
+        filtered[0] = False
+        cur_local[0] = local_trace
         stack.reverse()
-        keep = {}
+        keep = dict(frames) if was_filtered else {}
+        excepted.clear()
+        for f in quiet:
+            f.f_trace_lines = True
+        quiet.clear()
         for depth, f in enumerate(stack):
             st = frames.get(f)
             code = f.f_code
@@ -657,6 +690,113 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None, ifd=None):
         frames.update(keep)
         sys.settrace(global_trace)
 
+    def go_filtered(frame, lines, starts):
+        """Untraced but for the frames that can reach a breakpoint (see
+        filtered above). SIGUSR2 waits until the mode is set up: an
+        interrupt then reattaches from a consistent state."""
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR2})
+        try:
+            go_untraced(frame)
+            if not untraced[0]:
+                return  # an interrupt came in between: tracing again
+            if lines != filt_lines[0]:
+                may_hit_cache.clear()
+            filt_lines[0], filt_lines[1] = lines, starts
+            filtered[0] = True
+            excepted.clear()
+            f = frame
+            while f is not None:  # the frames on the stack: their lines, their returns
+                if f.f_globals is g and f.f_code.co_filename == fname_prog:
+                    f.f_trace = filtered_trace(f, f.f_code)
+                f = f.f_back
+            cur_local[0] = frame.f_trace
+            sys.settrace(filtered_global)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+    def filtered_trace(frame, code):
+        """The local trace of a program frame in a filtered stretch: every
+        line of code with a function breakpoint, the breakpoint lines of
+        code that has some, the return of a frame ndb knows; else None."""
+        if code.co_firstlineno in filt_lines[1]:
+            return filtered_every
+        h = may_hit_cache.get(code)
+        if h is None:
+            lines = filt_lines[0]
+            h = may_hit_cache[code] = any(ln in lines for _, _, ln in code.co_lines())
+        if h:
+            return filtered_local
+        if frame in frames:
+            frame.f_trace_lines = False  # only its return matters
+            quiet.add(frame)
+            return filtered_local
+        return None
+
+    def filtered_global(frame, event, arg):
+        try:
+            if frame.f_globals is not g:
+                return None
+            code = frame.f_code
+            if code.co_filename != fname_prog:
+                return None
+            if not filtered[0]:  # an interrupt reattached meanwhile
+                return global_trace(frame, event, arg)
+            return filtered_trace(frame, code)
+        except BaseException as e:
+            recorder_failed(e)
+
+    def filtered_local(frame, event, arg):
+        try:
+            if not filtered[0]:
+                return local_trace(frame, event, arg)
+            if event == "line":
+                if frame.f_lineno in filt_lines[0]:
+                    return filtered_stop(frame, event, arg)
+                if excepted:
+                    excepted.discard(frame)
+                return filtered_local
+            return filtered_other(frame, event, arg, filtered_local)
+        except BaseException as e:
+            recorder_failed(e)
+
+    def filtered_every(frame, event, arg):
+        try:
+            if not filtered[0]:
+                return local_trace(frame, event, arg)
+            if event == "line":
+                return filtered_stop(frame, event, arg)
+            return filtered_other(frame, event, arg, filtered_every)
+        except BaseException as e:
+            recorder_failed(e)
+
+    def filtered_other(frame, event, arg, again):
+        """A filtered stretch's return and exception events: the frames
+        ndb knows are forgotten at their end, as local_trace does, and
+        their returns in pz[1] are stops (a teardown begins)."""
+        if event == "return":
+            st = frames.get(frame)
+            if st is not None:
+                if st[0] in pz[1]:
+                    return filtered_stop(frame, event, arg)
+                # as local_trace: a generator's yield keeps the frame
+                if not st[7] or frame in excepted or frame.f_code.co_code[frame.f_lasti] != YIELD_VALUE:
+                    del frames[frame]
+                    quiet.discard(frame)
+                excepted.discard(frame)
+        elif event == "exception":
+            if frame in frames:
+                excepted.add(frame)
+        return again
+
+    def filtered_stop(frame, event, arg):
+        """A filtered stretch reached an event ndb may stop at: record the
+        stack (as reattach does after an interrupt), then the event, and
+        pause there."""
+        if untraced[0]:
+            reattach(frame)
+        pz[6] = True
+        return local_trace(frame, event, arg)
+
     def call_record(st, f, line):
         """A call record for frame f, which is past its call: its locals
         are its arguments (as at a call event: pdb's `a` reads them), the
@@ -669,7 +809,10 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None, ifd=None):
         for i, k in enumerate(keys):
             changes.append(i)
             changes.append(brepr(d[k], repr_limit))
-        append((0, line, st[0], st[1], changes, keys, code.co_name, int(st[7]), 0))
+        if line != code.co_firstlineno:
+            append((0, line, st[0], st[1], changes, keys, code.co_name, int(st[7]), 0, code.co_firstlineno))
+        else:
+            append((0, line, st[0], st[1], changes, keys, code.co_name, int(st[7]), 0))
         st[2] = None  # unknown: the next delta is a whole one
         st[11] = None
         st[6] = 0
@@ -770,7 +913,7 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None, ifd=None):
             guard[0] = g0
 
     def candidate(st, event, frame):
-        if pz[5] or st[1] <= pz[0] or st[0] in pz[1]:
+        if pz[5] or pz[6] or st[1] <= pz[0] or st[0] in pz[1] or counter[0] >= pz[7]:
             return True
         if event == "line":
             return frame.f_lineno in pz[2] or st[12] in pz[3]
@@ -841,7 +984,7 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None, ifd=None):
         """Wait for ndb: answer evals and jumps until a "go" (with the next
         filter) resumes the program. frame_at(level) is the frame an eval
         runs in."""
-        pz[5] = False
+        pz[5] = pz[6] = False
         out.append(("p", reason))
         flush()
         dicts = {}
@@ -857,8 +1000,13 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None, ifd=None):
                 pz[3] = frozenset(msg.get("funcs") or ())
                 pz[4] = bool(msg.get("exceptions"))
                 pz[5] = False  # an interrupt that came while it waited is void
-                if msg.get("untraced") and frame is not None:
-                    go_untraced(frame)
+                budget = msg.get("budget")
+                pz[7] = counter[0] + int(budget) if budget else 1 << 62
+                if frame is not None:
+                    if msg.get("untraced"):
+                        go_untraced(frame)
+                    elif msg.get("filtered"):
+                        go_filtered(frame, pz[2], frozenset(msg.get("starts") or ()))
                 return
             if op == "eval":
                 try:
@@ -1116,6 +1264,7 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None, ifd=None):
                 st[6] = 3
             if live_on and candidate(st, event, frame):
                 pause("interrupt" if pz[5] else "", lambda level: caller_frame(frame, level), event, st, frame)
+                return cur_local[0]  # the go may have changed the mode
             elif _len(out) >= batch[0]:
                 flush()
             return local_trace
@@ -1126,6 +1275,8 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None, ifd=None):
         try:
             if frame.f_globals is not g:  # cheap first filter: f_code is audited
                 return None
+            if filtered[0]:  # the program restored a trace function it saved (doctest)
+                return filtered_global(frame, event, arg)
             code = frame.f_code
             if code.co_filename != fname_prog:
                 return None
@@ -1147,7 +1298,8 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None, ifd=None):
             if depth == 0:
                 untraced = 0
             st = frames.get(frame)
-            if st is None:
+            new = st is None
+            if new:
                 counter[1] += 1
                 st = [counter[1], depth, None, None, None, None, 0,
                       bool(code.co_flags & GEN_FLAGS), not (code.co_flags & 0x2), None, None, None, code.co_name]
@@ -1155,16 +1307,26 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None, ifd=None):
             else:
                 st[1] = depth
             changes = locals_delta(st, frame)
-            append((0, frame.f_lineno, st[0], depth, changes, st[11], code.co_name, int(st[7]), untraced))
+            line = frame.f_lineno
+            if new and line != code.co_firstlineno:
+                # a generator resumed that the tracer had not seen (started
+                # in an unrecorded stretch): pdb places a function
+                # breakpoint by co_firstlineno
+                append((0, line, st[0], depth, changes, st[11], code.co_name, int(st[7]), untraced, code.co_firstlineno))
+            else:
+                append((0, line, st[0], depth, changes, st[11], code.co_name, int(st[7]), untraced))
             st[11] = None
             st[6] = 0
             if live_on and candidate(st, "call", frame):
                 pause("interrupt" if pz[5] else "", lambda level: caller_frame(frame, level), "call", st, frame)
+                return cur_local[0]
             elif _len(out) >= batch[0]:
                 flush()
             return local_trace
         except BaseException as e:
             recorder_failed(e)
+
+    cur_local[0] = local_trace
 
     # ---- guards, then run
     if os.environ.get("NDB_NO_AUDIT") != "1":  # tests: the kernel sandbox alone
@@ -1212,7 +1374,8 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None, ifd=None):
             run_main()
         finally:
             guard[0] = False
-            if sys.gettrace() is not global_trace and not untraced[0]:
+            tf = sys.gettrace()
+            if tf is not global_trace and tf is not filtered_global and not untraced[0]:
                 trace_lost[0] = True
             sys.settrace(None)
         if untraced[0]:
