@@ -161,9 +161,6 @@ func (c *conn) onSetExceptionBreakpoints(r *godap.SetExceptionBreakpointsRequest
 		switch id {
 		case "raised":
 			c.raised = true
-			if c.sess != nil && c.sess.Predicted() {
-				b.Verified, b.Message = false, "a model engine predicts only the stops it is asked for: raised exceptions need the real engine"
-			}
 		case "uncaught":
 			c.uncaught = true
 		default:

@@ -14,56 +14,13 @@ import (
 // Commands that move the program: step, next, out, continue and their
 // reverses, the raised-exceptions continue, and pause.
 
-// maxRaisedSteps bounds the steps of a continue with the raised filter.
-const maxRaisedSteps = 100000
-
 // cont continues (backward: reverse-continues) as the session's continue
 // does: its breakpoints, conditions and function breakpoints are pdb's
-// (Session.AddBreak), whatever the engine. With the raised filter (the
-// real engine) it goes by steps instead, to stop at exceptions too.
+// (Session.AddBreak), whatever the engine. With the raised filter it also
+// stops at every exception event (Command.Raised: the same stop rule,
+// breakpoints counted as pdb counts them).
 func (c *conn) cont(ctx context.Context, backward bool) (debugger.Stop, error) {
-	if c.raised && !backward && !c.sess.Predicted() {
-		return c.contRaised(ctx)
-	}
-	return c.sess.Do(ctx, debugger.Command{Action: debugger.Continue, Backward: backward})
-}
-
-// contRaised continues by steps into, stopping where an exception is
-// raised (each frame it passes through is an exception event) or at a
-// line where one of the session's breakpoints stops (breakAt).
-func (c *conn) contRaised(ctx context.Context) (debugger.Stop, error) {
-	for range maxRaisedSteps {
-		st, err := c.sess.Do(ctx, debugger.Command{Action: debugger.StepInto})
-		if err != nil || st.IsExit() || st.Event == "exception" || st.Interrupted != "" {
-			return st, err
-		}
-		if st.Event == "line" && c.breakAt(st) {
-			return st, nil
-		}
-	}
-	return c.sess.Current(), fmt.Errorf("gave up after %d steps looking for a raised exception", maxRaisedSteps)
-}
-
-// breakAt says whether one of the session's breakpoints stops the program
-// at st, a line event a step reached: a line breakpoint there, or a
-// function breakpoint whose function st has just entered, each with its
-// condition (one that cannot be evaluated stops, as pdb's).
-func (c *conn) breakAt(st debugger.Stop) bool {
-	h := c.sess.History()
-	entered := len(h) >= 2 && h[len(h)-2].Stop.Event == "call" && h[len(h)-2].Stop.Function == st.Function
-	for _, b := range c.sess.BreakSpecs() {
-		if b.Func == "" && b.Line != st.Lineno || b.Func != "" && (b.Func != st.Function || !entered) {
-			continue
-		}
-		cd, err := debugger.ParseCondition(b.Cond)
-		if err != nil || cd == nil {
-			return true
-		}
-		if ok, err := cd.Eval(st.Locals); ok || err != nil {
-			return true
-		}
-	}
-	return false
+	return c.sess.Do(ctx, debugger.Command{Action: debugger.Continue, Backward: backward, Raised: c.raised && !backward})
 }
 
 // move runs a command and reports where it stopped. On a live run it

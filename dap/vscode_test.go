@@ -623,3 +623,47 @@ func TestFunctionBreakpoints(t *testing.T) {
 	}
 	c.ok("disconnect", nil)
 }
+
+// TestRaisedFilterKeepsPdbBreakpoints: with the raised filter a continue
+// stops at every exception event and at breakpoints by the session's one
+// rule: a Python condition evaluated in the frame (DAP's own check took any
+// condition it could not read as a stop, at i == 0) and hit counts as pdb
+// keeps them.
+func TestRaisedFilterKeepsPdbBreakpoints(t *testing.T) {
+	prog := writeProgram(t, "caught.py", `def check(v):
+    if v < 0:
+        raise ValueError(v)
+    return v
+
+xs = [1, -1, 2]
+for i in range(3):
+    try:
+        check(xs[i])
+    except ValueError:
+        pass
+print('done')
+`)
+	c, stop := startServer(t, sharedReal())
+	defer stop()
+	initialize(t, c)
+	c.ok("setExceptionBreakpoints", map[string]any{"filters": []string{"raised"}})
+	c.ok("setBreakpoints", map[string]any{"source": map[string]any{"path": prog},
+		"breakpoints": []map[string]any{{"line": 9, "condition": "i == 2 and len(xs) > 0"}}})
+	c.ok("launch", map[string]any{"program": prog, "engine": "real"})
+	c.ok("configurationDone", nil)
+	e := c.waitEvent("stopped").(*godap.StoppedEvent)
+	top := c.top()
+	where := []string{fmt.Sprintf("%s %s:%d", e.Body.Reason, top.Name, top.Line)}
+	for range 3 {
+		reason, top := c.move("continue")
+		where = append(where, fmt.Sprintf("%s %s:%d", reason, top.Name, top.Line))
+		if l := c.locals(1); reason == "breakpoint" && l["i"] != "2" {
+			t.Errorf("the breakpoint stopped with %v, want i=2", l)
+		}
+	}
+	want := []string{"exception check --Exception--:3", "exception <module> --Exception--:9", "breakpoint <module>:9", "exit <program ended>:12"}
+	if strings.Join(where, ", ") != strings.Join(want, ", ") {
+		t.Errorf("stops %q, want %q", where, want)
+	}
+	c.ok("disconnect", nil)
+}

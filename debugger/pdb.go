@@ -61,6 +61,7 @@ type pdbSim struct {
 	pos         int          // index of the current stop; len(States) at the end
 	bps         []*BreakSpec // the session's breakpoints (nil: Command.Breaks, plain lines)
 	breaks      map[int]bool // the lines of the command being run
+	raised      bool         // Command.Raised: a continue that also stops at every exception event
 	firstLine   map[int]int  // frame -> its code's co_firstlineno (the line of its first call event)
 	scanned     int          // states read into gen and firstLine
 	chains      []*pinChain  // exceptions pdb stopped at, followed as far as the trace goes
@@ -156,7 +157,9 @@ func (sim *pdbSim) pause() tracer.Pause {
 	if sim.stopframe == frameNone {
 		return tracer.PauseAll
 	}
-	if sim.continuing() {
+	if sim.raised { // every exception event may stop: nothing is filtered
+		p.Exceptions = true
+	} else if sim.continuing() {
 		// bdb's set_continue with breakpoints: only a breakpoint stops, so
 		// a long run goes on unrecorded and pauses only where one may
 		// (a line of one, the start of code with a function breakpoint;
@@ -175,7 +178,7 @@ func (sim *pdbSim) pause() tracer.Pause {
 			p.Frames = append(p.Frames, f)
 		}
 	}
-	p.Exceptions = sim.isGen(sim.stopframe)
+	p.Exceptions = p.Exceptions || sim.isGen(sim.stopframe)
 	for l := range sim.breaks {
 		p.Lines = append(p.Lines, l)
 	}
@@ -433,7 +436,7 @@ func (sim *pdbSim) do(cmd pdbCmd, breaks map[int]bool, untilLine int) int {
 		}
 	case pdbContinue:
 		sim.setStopinfo(frameBot, frameNone, -1)
-		if len(breaks) == 0 {
+		if len(breaks) == 0 && !sim.raised {
 			sim.tracingOff = true
 		}
 	}
@@ -565,7 +568,7 @@ func (sim *pdbSim) run(from int, breaks map[int]bool, lastStop int) int {
 		}
 		switch s.Event {
 		case tracer.EventCall:
-			if !(sim.stopHere(s) || len(breaks) > 0) {
+			if !(sim.stopHere(s) || len(breaks) > 0 || sim.raised) {
 				continue // dispatch_call returns None: f_trace unchanged
 			}
 			sim.traced[s.Frame] = true
@@ -592,6 +595,9 @@ func (sim *pdbSim) run(from int, breaks map[int]bool, lastStop int) int {
 		case tracer.EventException:
 			if !sim.traced[s.Frame] {
 				continue
+			}
+			if sim.raised && !(s.Gen && internalStopIteration(s)) {
+				return k // Command.Raised: ndb's own stop, after pdb's dispatch
 			}
 			if sim.stopHere(s) {
 				if !(s.Gen && internalStopIteration(s)) {
@@ -826,6 +832,7 @@ func Rollout(past []tracer.State, cmd Command, next func() (tracer.State, bool, 
 	case isPdb:
 		tr.more = func(tracer.Pause) (bool, bool) { return false, pull() }
 		sim := pdbAt(tr, n0-1)
+		sim.raised = cmd.Raised && pc == pdbContinue
 		breaks := make(map[int]bool, len(cmd.Breaks))
 		for _, l := range cmd.Breaks {
 			breaks[l] = true

@@ -12,12 +12,12 @@ import (
 // the trace backend's bdb simulation does from the same stop reached by
 // single steps: for every state of four programs and every forward
 // command (s, n, unt, unt N, r, c, c with a breakpoint, the breakpoint
-// action), given only the call stack there, states without frame ids and
+// action, c with the raised filter, Command.Raised), given only the call stack there, states without frame ids and
 // the trace's later states one by one.
 func TestRolloutIsTheTraceBackendsRule(t *testing.T) {
 	python := pythonExe(t)
 	cases := []fixture{{"nested.py", "f([3, 1])"}, {"recur.py", "f(3)"}, {"exc.py", ""}, {"closures.py", "f('a bc', 2)"}}
-	checked := 0
+	checked, raisedStops := 0, 0
 	for _, fx := range cases {
 		t.Run(fx.name(), func(t *testing.T) {
 			_, src := fx.read(t)
@@ -31,7 +31,8 @@ func TestRolloutIsTheTraceBackendsRule(t *testing.T) {
 				line := states[i].Lineno
 				cmds := []Command{{Action: StepInto}, {Action: StepOver}, {Action: StepOver, Until: true},
 					{Action: StepOver, Until: true, Line: line + 2}, {Action: StepReturn}, {Action: Continue},
-					{Action: Continue, Breaks: []int{line}}, {Action: Breakpoint, Line: line}, {Action: Breakpoint, Src: states[i].Src}}
+					{Action: Continue, Breaks: []int{line}}, {Action: Breakpoint, Line: line}, {Action: Breakpoint, Src: states[i].Src},
+					{Action: Continue, Raised: true}, {Action: Continue, Raised: true, Breaks: []int{line + 1}}}
 				for _, cmd := range cmds {
 					want := len(states)
 					if cmd.Action == Breakpoint {
@@ -42,7 +43,12 @@ func TestRolloutIsTheTraceBackendsRule(t *testing.T) {
 						for _, l := range cmd.Breaks {
 							breaks[l] = true
 						}
-						want = pdbAt(tr, i).do(pc, breaks, until)
+						sim := pdbAt(tr, i)
+						sim.raised = cmd.Raised
+						want = sim.do(pc, breaks, until)
+						if cmd.Raised && want < len(states) && states[want].Event == tracer.EventException {
+							raisedStops++
+						}
 					}
 					var stack []tracer.State
 					for k := i; k >= 0; k = tr.Parent(k) {
@@ -73,8 +79,8 @@ func TestRolloutIsTheTraceBackendsRule(t *testing.T) {
 			}
 		})
 	}
-	if checked < 500 {
-		t.Fatalf("only %d commands checked", checked)
+	if checked < 500 || raisedStops == 0 {
+		t.Fatalf("only %d commands checked, %d raised continues stopped at an exception", checked, raisedStops)
 	}
 }
 

@@ -100,6 +100,12 @@ type Command struct {
 	// Jump is set (and Action empty) on a history step made by
 	// Session.Jump: the live program's frame was moved to this line.
 	Jump int `json:"jump,omitempty"`
+	// Raised, with a forward Continue, also stops at every exception
+	// event: where an exception is raised and each frame it passes
+	// through (DAP's "raised" exception filter, as debugpy's; pdb has no
+	// such command). Breakpoints stop as in pdb's continue. Backends
+	// that simulate pdb (the trace backend) honour it.
+	Raised bool `json:"raised,omitempty"`
 }
 
 // Reverse reports whether c moves backwards in time: an inverse action, or

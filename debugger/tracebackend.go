@@ -214,9 +214,9 @@ func (b *TraceBackend) runPdb(history []Step, p Pos, cmd Command, breaks map[int
 	if pc == pdbUntil {
 		untilLine = cmd.Line
 	}
-	sim.bps = bps
+	sim.bps, sim.raised = bps, cmd.Raised && pc == pdbContinue
 	q := Pos{Index: sim.do(pc, breaks, untilLine)}
-	sim.bps = nil
+	sim.bps, sim.raised = nil, false
 	b.remember(len(history)+1, q, sim)
 	return b.StopAt(q), nil
 }

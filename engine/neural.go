@@ -226,7 +226,7 @@ func rolledOut(cmd debugger.Command, cur debugger.Stop) bool {
 	case debugger.StepReturn:
 		return len(cmd.Breaks) > 0 || cur.Event == tracer.EventReturn
 	case debugger.Continue:
-		return len(cmd.Breaks) > 1
+		return len(cmd.Breaks) > 1 || cmd.Raised
 	}
 	return false
 }

@@ -25,7 +25,7 @@ import (
 // and fails.
 
 // stepCase is one program and its commands: s n r c unt rs rn rr rc, "unt
-// N", "b N [COND]" (a breakpoint, not a move) and "cl N" (clear it). want, when
+// N", "c!" (continue with the raised filter: Command.Raised), "b N [COND]" (a breakpoint, not a move) and "cl N" (clear it). want, when
 // set, pins the real engine's stops (after each moving command) by hand:
 // "function:line event", or "exit KIND".
 type stepCase struct {
@@ -84,6 +84,10 @@ var steppingTable = []stepCase{
 	{file: "../../debugger/testdata/progs/nested.py", call: "f([3, 1])", cmds: "b 2;c;c;r;r;n;n;unt;r;rc;rr;rn;rn;c;c;c;c;c;c", guess: true},
 	{file: "../../debugger/testdata/progs/recur.py", call: "f(3)", cmds: "s;s;s;s;s;s;s;r;r;r;n;s;s;rs;rr;rr;b 8;c;c;rc;rc;r;r;c", guess: true},
 	{file: "../../debugger/testdata/progs/exc.py", cmds: "n;s;s;s;s;s;s;s;s;s;s;s;r;r;n;n;n;n;n;n;n;b 7;c;c;c", guess: true},
+	// The raised filter stops at every exception event, and at breakpoints.
+	{file: "raises.py", call: "g([1, 3, 2])", cmds: "c!;rs;c!;c!;rn;c!;c!", want: []string{
+		"check:3 exception", "check:3 line", "check:3 exception", "g:11 exception", "g:11 line", "check:3 exception", "g:11 exception"}},
+	{file: "../../debugger/testdata/progs/exc.py", cmds: "b 7;c!;c!;c!;c!;c!;c!", guess: true},
 }
 
 // engineKinds are the engines the table runs on, each opened on a program
@@ -210,6 +214,8 @@ func runTable(t *testing.T, b debugger.Backend, cmds string) []string {
 			continue
 		case "unt":
 			cmd = debugger.Command{Action: debugger.StepOver, Until: true, Line: n}
+		case "c!":
+			cmd = debugger.Command{Action: debugger.Continue, Raised: true}
 		default:
 			m, ok := debugger.Moves[word]
 			if !ok {
