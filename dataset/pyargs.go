@@ -168,60 +168,15 @@ func definedFunctions(code string) []string {
 	return out
 }
 
-// extractCall finds the first call name(...) in line (outside strings, at
-// an identifier boundary) and returns its text up to the matching paren.
+// extractCall finds the first plain call name(...) in line (not in a
+// string or comment, not a method x.name(...)) and returns it as name and
+// its argument list as written, up to the matching paren.
 func extractCall(line, name string) (string, bool) {
-	for i := 0; i < len(line); {
-		c := line[i]
-		if c == '"' || c == '\'' {
-			j, ok := skipString(line, i)
-			if !ok {
-				return "", false
-			}
-			i = j
-			continue
-		}
-		if strings.HasPrefix(line[i:], name+"(") && (i == 0 || !isIdent(line[i-1])) {
-			end, ok := matchParen(line, i+len(name))
-			if !ok {
-				return "", false
-			}
-			return line[i : end+1], true
-		}
-		i++
+	args, ok := pysource.New(line).CallArgs(1, name)
+	if !ok {
+		return "", false
 	}
-	return "", false
-}
-
-// matchParen returns the index of the paren closing the one at open, and
-// whether the bracket that closes it is a ')'.
-func matchParen(s string, open int) (int, bool) {
-	i, ok := matchBracket(s, open)
-	return i, ok && s[i] == ')'
-}
-
-// skipString returns the index after the string literal starting at i
-// (single, double or triple quoted; a prefix letter is part of the name
-// before it and harmless).
-func skipString(s string, i int) (int, bool) {
-	q := s[i : i+1]
-	if strings.HasPrefix(s[i:], strings.Repeat(q, 3)) {
-		q = strings.Repeat(q, 3)
-	}
-	for j := i + len(q); j < len(s); j++ {
-		if s[j] == '\\' {
-			j++
-			continue
-		}
-		if strings.HasPrefix(s[j:], q) {
-			return j + len(q), true
-		}
-	}
-	return 0, false
-}
-
-func isIdent(c byte) bool {
-	return c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
+	return name + args, true
 }
 
 // literalNames are the bare names an argument list may use: constants and a
@@ -229,42 +184,18 @@ func isIdent(c byte) bool {
 var literalNames = map[string]bool{"True": true, "False": true, "None": true,
 	"set": true, "frozenset": true, "tuple": true, "list": true, "dict": true, "float": true,
 	"int": true, "str": true, "range": true, "complex": true, "bool": true, "bytes": true,
-	"j": true, "e": true, "E": true, "inf": true, "nan": true, "and": true, "or": true, "not": true}
+	"j": true, "e": true, "E": true, "inf": true, "nan": true}
 
-// literalArgs reports whether an argument list "(...)" uses no names other
-// than literalNames (outside strings): anything else would need the test's
-// own variables or imports.
+// literalArgs reports whether an argument list "(...)" needs no names from
+// outside but literalNames (the index's unbound names of it as an
+// expression): anything else would need the test's own variables or
+// imports. Its comprehensions', lambdas' and :='s own names are its own;
+// an f-string's fields are code; a keyword argument's name reads as a name
+// (the list is read as a parenthesized expression), so one is refused.
 func literalArgs(args string) bool {
-	for i := 0; i < len(args); {
-		c := args[i]
-		switch {
-		case c == '"' || c == '\'':
-			j, ok := skipString(args, i)
-			if !ok {
-				return false
-			}
-			i = j
-		case isIdent(c) && (c < '0' || c > '9'):
-			j := i
-			for j < len(args) && isIdent(args[j]) {
-				j++
-			}
-			word := args[i:j]
-			// string prefixes such as b'..' or r"..": allowed before a quote
-			if j < len(args) && (args[j] == '\'' || args[j] == '"') && len(word) <= 2 && strings.Trim(strings.ToLower(word), "rbuf") == "" {
-				i = j
-				continue
-			}
-			if !literalNames[word] {
-				return false
-			}
-			i = j
-		case c >= '0' && c <= '9':
-			for i < len(args) && (isIdent(args[i]) || args[i] == '.') {
-				i++
-			}
-		default:
-			i++
+	for _, n := range pysource.New(args).Unbound() {
+		if !literalNames[n] {
+			return false
 		}
 	}
 	return true

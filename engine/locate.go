@@ -20,7 +20,6 @@ import (
 type sourceIndex struct {
 	lines []string                   // 1-based: lines[n-1]
 	scope []string                   // function (code name) whose statement starts on line n; "" for blank or continuation lines
-	def   map[int]string             // header lines: def/class line -> the name of the code object it opens
 	calls map[string]map[string]bool // function -> the defined functions its lines call (by name)
 	px    *pysource.Index
 }
@@ -28,7 +27,7 @@ type sourceIndex struct {
 // newSourceIndex indexes source.
 func newSourceIndex(source string) *sourceIndex {
 	px := pysource.New(source)
-	ix := &sourceIndex{lines: debugger.SourceLines(source), def: map[int]string{}, calls: map[string]map[string]bool{}, px: px}
+	ix := &sourceIndex{lines: debugger.SourceLines(source), calls: map[string]map[string]bool{}, px: px}
 	ix.scope = make([]string, len(ix.lines))
 	for i := range ix.lines {
 		if px.StatementStarts(i + 1) {
@@ -37,7 +36,6 @@ func newSourceIndex(source string) *sourceIndex {
 	}
 	defined := map[string]bool{}
 	for _, f := range px.Functions() {
-		ix.def[f.Line] = f.Name
 		defined[f.Name] = true
 	}
 	for _, f := range append([]*pysource.Scope{px.Module}, px.Functions()...) {

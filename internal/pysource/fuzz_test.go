@@ -1,6 +1,9 @@
 package pysource
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // FuzzIndex: any text indexes without a panic, and every line number the
 // index gives is a line of the text.
@@ -18,12 +21,15 @@ func FuzzIndex(f *testing.F) {
 		"f'{'\n)]}\n",
 		"class\n",
 		"def f(x=lambda: [\n",
+		"assert f(1, [2,\n 'a)'], f'{f(3)}')  # f(4)\n",
+		"if (__name__ == '__main__'): f(x)\n",
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
 		ix := New(src)
 		n := len(ix.Lines)
+		_ = ix.Unbound()
 		in := func(what string, l int) {
 			if l < 1 || l > max(n, 1) {
 				t.Fatalf("%s line %d out of 1..%d in %q", what, l, n, src)
@@ -57,6 +63,14 @@ func FuzzIndex(f *testing.F) {
 			ix.StatementKeyword(l)
 			if c := ix.CallLine(l, "f"); c != 0 {
 				in("call", c)
+			}
+			if args, ok := ix.CallArgs(l, "f"); ok && (!strings.HasPrefix(args, "(") || !strings.HasSuffix(args, ")")) {
+				t.Fatalf("line %d: call args %q in %q", l, args, src)
+			}
+			ix.CallChain(l)
+			ix.IsMainGuard(l)
+			if c := ix.Comment(l); c >= 0 && ix.Line(l)[c] != '#' {
+				t.Fatalf("line %d: comment at %d in %q", l, c, src)
 			}
 		}
 	})

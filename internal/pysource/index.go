@@ -140,11 +140,13 @@ type Index struct {
 	Module *Scope
 	Scopes []*Scope // every scope but the module, in source order
 
-	stmts  []logical
-	stmtAt []int      // per line: the logical line covering it, -1 for none
-	owner  []*Scope   // per logical line: the scope its statement runs in
-	runs   [][]*Scope // per line: the scopes whose line events may fire on it
-	calls  map[*Scope]set
+	stmts    []logical
+	comments []int      // per line: the byte offset of its comment, -1 for none
+	unbound  set        // the names the program reads and binds nowhere they are visible
+	stmtAt   []int      // per line: the logical line covering it, -1 for none
+	owner    []*Scope   // per logical line: the scope its statement runs in
+	runs     [][]*Scope // per line: the scopes whose line events may fire on it
+	calls    map[*Scope]set
 }
 
 // New indexes src.
@@ -152,7 +154,7 @@ func New(src string) *Index {
 	ix := &Index{Lines: splitLines(src)}
 	ix.Module = &Scope{Kind: Module, Name: "<module>", Qualname: "<module>", Line: 1, First: 1, End: len(ix.Lines),
 		bound: set{}, used: set{}, globals: set{}, nonlocals: set{}}
-	ix.stmts = tokenize(ix.Lines)
+	ix.stmts, ix.comments = tokenize(ix.Lines)
 	ix.stmtAt = make([]int, len(ix.Lines))
 	for i := range ix.stmtAt {
 		ix.stmtAt[i] = -1
@@ -165,7 +167,7 @@ func New(src string) *Index {
 	b := builder{ix: ix, calls: map[*Scope]set{}}
 	b.build()
 	ix.calls = b.calls
-	resolve(ix.Module)
+	ix.unbound = resolve(ix.Module)
 	ix.runs = make([][]*Scope, len(ix.Lines))
 	for k, l := range ix.stmts {
 		for n := l.first; n <= l.last && n <= len(ix.Lines); n++ {
@@ -329,17 +331,144 @@ func (ix *Index) CallsOn(n int, name string) bool { return ix.CallLine(n, name) 
 // is part of: the caller's line while that call runs (3.11's f_lineno, a
 // continuation line's where the call is on one); 0 if it calls none.
 func (ix *Index) CallLine(n int, name string) int {
-	if _, _, ok := ix.Statement(n); !ok {
-		return 0
+	toks := ix.statementTokens(n)
+	if i := firstCall(toks, name); i >= 0 {
+		return toks[i].line
 	}
-	toks := ix.stmts[ix.stmtAt[n-1]].toks
+	return 0
+}
+
+// statementTokens are the tokens of the statement line n is part of, nil
+// for none.
+func (ix *Index) statementTokens(n int) []token {
+	if n < 1 || n > len(ix.stmtAt) || ix.stmtAt[n-1] < 0 {
+		return nil
+	}
+	return ix.stmts[ix.stmtAt[n-1]].toks
+}
+
+// firstCall is the index of the name token of the first plain call of
+// name in toks (`name(`, not `x.name(`, not `def name(`), -1 if none.
+func firstCall(toks []token, name string) int {
 	for i, t := range toks {
 		if t.kind == tName && t.text == name && i+1 < len(toks) && toks[i+1].kind == tOp && toks[i+1].text == "(" &&
 			(i == 0 || !(toks[i-1].kind == tOp && toks[i-1].text == "." || toks[i-1].kind == tName && (toks[i-1].text == "def" || toks[i-1].text == "class"))) {
-			return t.line
+			return i
 		}
 	}
-	return 0
+	return -1
+}
+
+// closers pairs each opening bracket with its closing one.
+var closers = map[string]string{"(": ")", "[": "]", "{": "}"}
+
+// CallArgs is the argument list, as written from "(" to its ")", of the
+// first plain call of name (as CallLine finds it, an f-string's fields
+// not searched) in the statement line n is part of; ok false if there is
+// none or its parenthesis is not closed, or closed by another bracket.
+func (ix *Index) CallArgs(n int, name string) (args string, ok bool) {
+	var toks []token
+	for _, t := range ix.statementTokens(n) {
+		if !t.field {
+			toks = append(toks, t)
+		}
+	}
+	i := firstCall(toks, name)
+	if i < 0 {
+		return "", false
+	}
+	j := matching(toks, i+1)
+	if j == len(toks) || toks[j].text != ")" {
+		return "", false
+	}
+	return ix.text(toks[i+1], toks[j]), true
+}
+
+// text is the source from token from to token to (an operator), both
+// included.
+func (ix *Index) text(from, to token) string {
+	if from.line == to.line {
+		return ix.Lines[from.line-1][from.col : to.col+len(to.text)]
+	}
+	parts := []string{ix.Lines[from.line-1][from.col:]}
+	parts = append(parts, ix.Lines[from.line:to.line-1]...)
+	return strings.Join(append(parts, ix.Lines[to.line-1][:to.col+len(to.text)]), "\n")
+}
+
+// CallChain is the head name of the statement that starts on line n when
+// the statement is one call chain: a name and then attributes (.name),
+// calls and subscripts only, the last a call (f(1), C(3).m(4),
+// g(x)[0](y)); ok false for anything else (an operator, an assignment, a
+// keyword, a chain that ends in a name or a subscript).
+func (ix *Index) CallChain(n int) (head string, ok bool) {
+	if !ix.StatementStarts(n) {
+		return "", false
+	}
+	toks := ix.statementTokens(n)
+	if toks[0].kind != tName || keywords[toks[0].text] {
+		return "", false
+	}
+	call := false
+	for i := 1; i < len(toks); i++ {
+		switch t := toks[i]; {
+		case t.kind == tOp && t.text == "." && i+1 < len(toks) && toks[i+1].kind == tName && !keywords[toks[i+1].text]:
+			i++
+			call = false
+		case t.kind == tOp && (t.text == "(" || t.text == "["):
+			j := matching(toks, i)
+			if j == len(toks) || toks[j].text != closers[t.text] {
+				return "", false
+			}
+			call = t.text == "("
+			i = j
+		default:
+			return "", false
+		}
+	}
+	return toks[0].text, call
+}
+
+// Comment is the byte offset in line n where its comment starts (its #,
+// outside strings), -1 for a line with none.
+func (ix *Index) Comment(n int) int {
+	if n < 1 || n > len(ix.comments) {
+		return -1
+	}
+	return ix.comments[n-1]
+}
+
+// Unbound lists the names the program reads that it binds nowhere they
+// are visible from, sorted: the builtins it uses and the names it lacks.
+// For an expression, the names it needs from outside: not those its
+// comprehensions, lambdas and := targets bind, not attributes or keyword
+// argument names.
+func (ix *Index) Unbound() []string { return ix.unbound.sorted() }
+
+// IsMainGuard reports whether the statement that starts on line n is an
+// `if` whose test is `__name__ == "__main__"` (either way round, in
+// parentheses or not): a script's main block.
+func (ix *Index) IsMainGuard(n int) bool {
+	if !ix.StatementStarts(n) {
+		return false
+	}
+	toks := ix.statementTokens(n)
+	if toks[0].kind != tName || toks[0].text != "if" {
+		return false
+	}
+	colon := headerColon(toks)
+	if colon < 0 {
+		return false
+	}
+	test := toks[1:colon]
+	for len(test) > 2 && test[0].kind == tOp && test[0].text == "(" && matching(test, 0) == len(test)-1 {
+		test = test[1 : len(test)-1]
+	}
+	if len(test) != 3 || test[1].kind != tOp || test[1].text != "==" {
+		return false
+	}
+	isName := func(t token) bool { return t.kind == tName && t.text == "__name__" }
+	isMain := func(t token) bool { return t.kind == tString && (t.text == `"__main__"` || t.text == `'__main__'`) }
+	return isName(test[0]) && isMain(test[2]) || isMain(test[0]) && isName(test[2])
 }
 
 // ReturnedCall is the function name NAME when the statement that starts

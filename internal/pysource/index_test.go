@@ -127,6 +127,11 @@ func TestFrameNames(t *testing.T) {
 		"    def m(self):",
 		"        __tmp = super()",
 		"        return n",
+		"class D:",
+		"    def m(self):",
+		"        class E:",
+		"            def n(self): return super()",
+		"        return E",
 	}, "\n")
 	ix := New(src)
 	for _, tc := range []struct{ scope, want string }{
@@ -135,6 +140,7 @@ func TestFrameNames(t *testing.T) {
 		{"outer.<locals>.mid.<locals>.leaf", "x z"},
 		{"C", "m n"},
 		{"C.m", "_C__tmp __class__ self"},
+		{"D.m", "E self"}, // E's methods' super() is E's __class__, not m's
 	} {
 		s := ix.Lookup(tc.scope)
 		want := strings.Fields(tc.want)
@@ -152,7 +158,7 @@ func TestFrameNames(t *testing.T) {
 	if got := comp.Locals(); !slices.Equal(got, []string{".0", "i", "w"}) {
 		t.Errorf("listcomp locals %v, want .0 i w", got)
 	}
-	if got := ix.Module.Locals(); !slices.Equal(got, []string{"C", "G", "c", "os", "outer", "p", "r"}) {
+	if got := ix.Module.Locals(); !slices.Equal(got, []string{"C", "D", "G", "c", "os", "outer", "p", "r"}) {
 		t.Errorf("module names %v", got)
 	}
 	if !New("from m import *\nx = 1\n").Module.Open() || !New("def f():\n    exec('y = 1')\n").Lookup("f").Open() {

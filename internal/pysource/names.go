@@ -7,7 +7,8 @@ package pysource
 // names are free; `__class__` is free in a function inside a class that
 // reads `super` or `__class__`. A class body's names are not visible to
 // the functions in it. exec, eval-free locals() and vars() leave a scope
-// open.
+// open. It returns the names s and the code in it need from the scopes
+// around it; for the module, the names the program binds nowhere.
 func resolve(s *Scope) set {
 	for _, w := range []string{"exec", "locals", "vars"} {
 		if s.used[w] && !s.bound[w] {
@@ -21,6 +22,9 @@ func resolve(s *Scope) set {
 		}
 	}
 	if s.Kind == Class {
+		// the class gives its functions __class__ (their super()'s cell), so
+		// no function around it has one for them
+		delete(needs, "__class__")
 		// the class's own names are not its functions'; its reads of them
 		// are its own
 		for n := range s.used {
@@ -74,7 +78,15 @@ func resolve(s *Scope) set {
 		}
 	}
 	globals(s)
-	return nil
+	for n := range s.used {
+		needs.add(n)
+	}
+	for n := range needs {
+		if s.bound[n] {
+			delete(needs, n)
+		}
+	}
+	return needs
 }
 
 // enclosingBinds reports whether a function scope enclosing s binds n.

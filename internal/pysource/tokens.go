@@ -27,6 +27,11 @@ type token struct {
 	text string // a name, an operator; a string's or number's raw text
 	line int    // 1-based line where it starts
 	end  int    // line where it ends (a triple-quoted string may span lines)
+	col  int    // byte offset in its line where it starts (an f-string field's: its string's)
+	// field marks a token read from an f-string's replacement field (and
+	// the parentheses put around each field): it has no text of its own in
+	// the source
+	field bool
 }
 
 // logical is one logical line: the tokens of a statement (or of a compound
@@ -75,9 +80,14 @@ func splitLines(src string) []string {
 	return lines
 }
 
-// tokenize reads the logical lines of the source lines.
-func tokenize(lines []string) []logical {
+// tokenize reads the logical lines of the source lines, and where each
+// line's comment starts (a byte offset, -1 for none).
+func tokenize(lines []string) ([]logical, []int) {
 	var out []logical
+	comments := make([]int, len(lines))
+	for i := range comments {
+		comments[i] = -1
+	}
 	var cur *logical
 	depth := 0
 	lineNo := 0
@@ -103,15 +113,15 @@ func tokenize(lines []string) []logical {
 		emit(t)
 		if f {
 			for _, field := range fstringFields(body) {
-				sub := tokenize(splitLines(field))
-				emit(token{kind: tOp, text: "(", line: t.line, end: t.line})
+				sub, _ := tokenize(splitLines(field))
+				emit(token{kind: tOp, text: "(", line: t.line, end: t.line, col: t.col, field: true})
 				for _, l := range sub {
 					for _, st := range l.toks {
-						st.line, st.end = t.line, t.line
+						st.line, st.end, st.col, st.field = t.line, t.line, t.col, true
 						emit(st)
 					}
 				}
-				emit(token{kind: tOp, text: ")", line: t.line, end: t.line})
+				emit(token{kind: tOp, text: ")", line: t.line, end: t.line, col: t.col, field: true})
 			}
 		}
 	}
@@ -143,6 +153,7 @@ func tokenize(lines []string) []logical {
 			case c == ' ' || c == '\t' || c == '\f':
 				i++
 			case c == '#':
+				comments[lineNo-1] = i
 				i = len(l)
 			case c == '\\' && i == len(l)-1:
 				continued = true
@@ -159,7 +170,7 @@ func tokenize(lines []string) []logical {
 					i = readString(l, j, word, lineNo, &openStr, &openQuote, &openBuf, &openF, emitString)
 					continue
 				}
-				emit(token{kind: tName, text: word, line: lineNo, end: lineNo})
+				emit(token{kind: tName, text: word, line: lineNo, end: lineNo, col: i})
 				i = j
 			case c >= '0' && c <= '9' || c == '.' && i+1 < len(l) && l[i+1] >= '0' && l[i+1] <= '9':
 				j := i + 1
@@ -167,7 +178,7 @@ func tokenize(lines []string) []logical {
 					(l[j] == '+' || l[j] == '-') && (l[j-1] == 'e' || l[j-1] == 'E') && !strings.ContainsAny(l[i:j], "xXbBoO")) {
 					j++
 				}
-				emit(token{kind: tNumber, text: l[i:j], line: lineNo, end: lineNo})
+				emit(token{kind: tNumber, text: l[i:j], line: lineNo, end: lineNo, col: i})
 				i = j
 			default:
 				op := l[i : i+1]
@@ -188,7 +199,7 @@ func tokenize(lines []string) []logical {
 				case ")", "]", "}":
 					depth = max(depth-1, 0)
 				}
-				emit(token{kind: tOp, text: op, line: lineNo, end: lineNo})
+				emit(token{kind: tOp, text: op, line: lineNo, end: lineNo, col: i})
 				i += len(op)
 			}
 			if openStr != nil {
@@ -205,7 +216,7 @@ func tokenize(lines []string) []logical {
 		emit(t)
 	}
 	finish()
-	return out
+	return out, comments
 }
 
 // readString reads the string literal whose quote is at l[i] (prefix
@@ -223,16 +234,16 @@ func readString(l string, i int, prefix string, lineNo int, openStr **token, ope
 	if !closed {
 		if len(q) == 3 || strings.HasSuffix(l, "\\") {
 			// goes on: a triple quote, or a one-quote string continued by a backslash
-			*openStr = &token{kind: tString, text: l[start:] + "\n", line: lineNo}
+			*openStr = &token{kind: tString, text: l[start:] + "\n", line: lineNo, col: start}
 			*openQuote, *openF = q, f
 			openBuf.Reset()
 			return len(l)
 		}
 		// an unterminated one-line string (a syntax error): it ends here
-		emitString(token{kind: tString, text: l[start:], line: lineNo, end: lineNo}, "", false)
+		emitString(token{kind: tString, text: l[start:], line: lineNo, end: lineNo, col: start}, "", false)
 		return len(l)
 	}
-	emitString(token{kind: tString, text: l[start:j], line: lineNo, end: lineNo}, l[i+len(q):j-len(q)], f)
+	emitString(token{kind: tString, text: l[start:j], line: lineNo, end: lineNo, col: start}, l[i+len(q):j-len(q)], f)
 	return j
 }
 
