@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
-	"os"
 	"reflect"
 	"slices"
 	"strconv"
@@ -409,27 +408,10 @@ func driveViews(t *testing.T, b Backend, cmds []string) []string {
 // session stops; from the end, reverse commands go through the replay.
 func TestFilteredSessionMatchesWholeTrace(t *testing.T) {
 	python := pythonExe(t)
-	sequences := 6
-	if n, err := strconv.Atoi(os.Getenv("NDB_LIVE_SEQUENCES")); err == nil {
-		sequences = n
-	}
-	if testing.Short() {
-		sequences = 2
-	}
+	sequences := liveSequences(6, 2)
 	for _, fx := range conformanceFixtures {
 		t.Run(fx.name(), func(t *testing.T) {
-			file, src := fx.read(t)
-			prog := tracer.Program{Source: string(src), Call: fx.call}
-			if fx.inContext() {
-				prog = tracer.Program{Path: file, Source: string(src), Context: &tracer.Context{}}
-			}
-			whole := traceFixtureProgram(t, python, prog)
-			var hit []int
-			for _, s := range whole.States {
-				if s.Event == tracer.EventLine {
-					hit = append(hit, s.Lineno)
-				}
-			}
+			prog, whole, hit := fixtureRun(t, python, fx)
 			for seed := range sequences {
 				rng := rand.New(rand.NewSource(int64(100 + seed)))
 				var cmds []string

@@ -71,33 +71,46 @@ func driveSession(t testing.TB, b Backend, cmds []string) []Stop {
 	return stops
 }
 
+// liveSequences is how many random sequences a live conformance test runs
+// on each fixture: def, $NDB_LIVE_SEQUENCES when set, short under -short.
+func liveSequences(def, short int) int {
+	if n, err := strconv.Atoi(os.Getenv("NDB_LIVE_SEQUENCES")); err == nil {
+		return n
+	}
+	if testing.Short() {
+		return short
+	}
+	return def
+}
+
+// fixtureRun is a conformance fixture's program (run in its context where
+// it has one), its whole trace and the lines its line events hit.
+func fixtureRun(t *testing.T, python string, fx fixture) (tracer.Program, *tracer.Trace, []int) {
+	file, src := fx.read(t)
+	prog := tracer.Program{Source: string(src), Call: fx.call}
+	if fx.inContext() {
+		prog = tracer.Program{Path: file, Source: string(src), Context: &tracer.Context{}}
+	}
+	whole := traceFixtureProgram(t, python, prog)
+	var hit []int
+	for _, s := range whole.States {
+		if s.Event == tracer.EventLine {
+			hit = append(hit, s.Lineno)
+		}
+	}
+	return prog, whole, hit
+}
+
 // A live session answers every command as a session over the whole trace
 // does, forward and backward, while the program runs only as far as the
 // commands need: the same random pdb sequences as the conformance test,
 // with reverse commands mixed in, on every conformance fixture.
 func TestLiveSessionMatchesWholeTrace(t *testing.T) {
 	python := pythonExe(t)
-	sequences := 12
-	if n, err := strconv.Atoi(os.Getenv("NDB_LIVE_SEQUENCES")); err == nil {
-		sequences = n
-	}
-	if testing.Short() {
-		sequences = 3
-	}
+	sequences := liveSequences(12, 3)
 	for _, fx := range conformanceFixtures {
 		t.Run(fx.name(), func(t *testing.T) {
-			file, src := fx.read(t)
-			prog := tracer.Program{Source: string(src), Call: fx.call}
-			if fx.inContext() {
-				prog = tracer.Program{Path: file, Source: string(src), Context: &tracer.Context{}}
-			}
-			whole := traceFixtureProgram(t, python, prog)
-			var hit []int
-			for _, s := range whole.States {
-				if s.Event == tracer.EventLine {
-					hit = append(hit, s.Lineno)
-				}
-			}
+			prog, whole, hit := fixtureRun(t, python, fx)
 			for seed := range sequences {
 				rng := rand.New(rand.NewSource(int64(seed)))
 				var cmds []string
