@@ -3,6 +3,8 @@
 // simulation of pdb's commands, and the Session every front end drives.
 package debugger
 
+import "slices"
+
 // Action is one debugger action of SPEC section 3; its string is the token
 // name used in the model's text (<|step_into|> ...).
 type Action string
@@ -40,13 +42,72 @@ func (a Action) Valid() bool {
 	return a.Inverse()
 }
 
-// Moves are pdb's movement commands and ndb's reverse ones by their short
-// names (s, n, unt, r, c; rs, rn, rr, rc), the one spelling that the
-// terminal's command table, the measures (eval session) and the engine
-// tests read; the terminal adds aliases and help.
-var Moves = map[string]Command{
-	"s": {Action: StepInto}, "n": {Action: StepOver}, "unt": {Action: StepOver, Until: true},
-	"r": {Action: StepReturn}, "c": {Action: Continue},
-	"rs": {Action: InvStepInto}, "rn": {Action: InvStepOver}, "rr": {Action: InvStepCall},
-	"rc": {Action: Continue, Backward: true},
+// Move is one movement command as every front end names it: pdb's name
+// and short forms (the terminal, eval session, the engine tests), the
+// agents' mode (MCP's debug_step; "" where a tool of its own has it:
+// continue and until), the Command it is, and its help. The direction is
+// the Command's (Reverse). DAP's requests are the protocol's own names
+// for the same Commands.
+type Move struct {
+	Name    string
+	Aliases []string
+	Mode    string
+	Command Command
+	Help    string
+}
+
+// MoveTable lists the movement commands in help order.
+var MoveTable = []Move{
+	{Name: "step", Aliases: []string{"s"}, Mode: "into", Command: Command{Action: StepInto},
+		Help: "Run until the next event anywhere: the next line, or the --Call-- of a function the line calls (pdb's step)."},
+	{Name: "next", Aliases: []string{"n"}, Mode: "over", Command: Command{Action: StepOver},
+		Help: "Run until the next line of the current function, or its --Return--; calls run without stopping unless they hit a breakpoint (pdb's next)."},
+	{Name: "return", Aliases: []string{"r"}, Mode: "out", Command: Command{Action: StepReturn},
+		Help: "Run until the current function returns (stops at its --Return--)."},
+	{Name: "continue", Aliases: []string{"c", "cont"}, Command: Command{Action: Continue},
+		Help: "Run until a breakpoint, or to the end of the program."},
+	{Name: "until", Aliases: []string{"unt"}, Command: Command{Action: StepOver, Until: true},
+		Help: "Without LINE, run until a line greater than the current one in this function (leaves loops); with LINE, until a line >= LINE. Also stops when the function returns."},
+	{Name: "rs", Mode: "back_into", Command: Command{Action: InvStepInto},
+		Help: "Reverse step: back to the previous event, entering a call the previous line made at its last event (inv_step_into)."},
+	{Name: "rn", Mode: "back_over", Command: Command{Action: InvStepOver},
+		Help: "Reverse next: back to the previous event of the current function, skipping calls (inv_step_over)."},
+	{Name: "rr", Mode: "back_call", Command: Command{Action: InvStepCall},
+		Help: "Reverse return: back to the --Call-- of the current function, showing its arguments (inv_step_call)."},
+	{Name: "rc", Command: Command{Action: Continue, Backward: true},
+		Help: "Reverse continue: back to the latest earlier stop at a breakpoint line, or to before the start."},
+}
+
+// Moves are the movement commands by every name and short form (s, step,
+// n, unt, r, c, cont, rs, ...).
+var Moves = func() map[string]Command {
+	m := map[string]Command{}
+	for _, mv := range MoveTable {
+		m[mv.Name] = mv.Command
+		for _, a := range mv.Aliases {
+			m[a] = mv.Command
+		}
+	}
+	return m
+}()
+
+// MoveNamed is the move called name (a name, a short form or a mode).
+func MoveNamed(name string) (Move, bool) {
+	for _, mv := range MoveTable {
+		if mv.Name == name || mv.Mode == name && name != "" || slices.Contains(mv.Aliases, name) {
+			return mv, true
+		}
+	}
+	return Move{}, false
+}
+
+// MoveModes are the agents' modes, in table order.
+func MoveModes() []string {
+	var out []string
+	for _, mv := range MoveTable {
+		if mv.Mode != "" {
+			out = append(out, mv.Mode)
+		}
+	}
+	return out
 }

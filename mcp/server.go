@@ -324,7 +324,7 @@ func (s *Server) MCPServer() *sdk.Server {
 		return &sdk.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &f}
 	}
 	engines := s.reg.Names()
-	stepModes := []string{"into", "over", "out", "back_into", "back_over", "back_call"}
+	stepModes := debugger.MoveModes()
 
 	add := func(t *sdk.Tool, a *sdk.ToolAnnotations) *sdk.Tool { t.Annotations = a; return t }
 	sdk.AddTool(srv, add(&sdk.Tool{Name: ToolStart, Title: "Start debugging",

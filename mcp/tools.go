@@ -183,17 +183,13 @@ type StepIn struct {
 	Mode    string `json:"mode" jsonschema:"into, over, out (forwards) or back_into, back_over, back_call (backwards)"`
 }
 
-var modes = map[string]debugger.Action{
-	"into": debugger.StepInto, "over": debugger.StepOver, "out": debugger.StepReturn,
-	"back_into": debugger.InvStepInto, "back_over": debugger.InvStepOver, "back_call": debugger.InvStepCall,
-}
-
 func (s *Server) step(ctx context.Context, in StepIn) (Stop, string, error) {
-	a, ok := modes[strings.TrimSpace(in.Mode)]
-	if !ok {
-		return Stop{}, "", fmt.Errorf("mode %q: want into, over, out, back_into, back_over or back_call", in.Mode)
+	mode := strings.TrimSpace(in.Mode)
+	mv, ok := debugger.MoveNamed(mode)
+	if !ok || mv.Mode != mode {
+		return Stop{}, "", fmt.Errorf("mode %q: want one of %s", in.Mode, strings.Join(debugger.MoveModes(), ", "))
 	}
-	return s.do(ctx, in.Session, debugger.Command{Action: a}, false)
+	return s.do(ctx, in.Session, mv.Command, false)
 }
 
 func (s *Server) do(ctx context.Context, id string, cmd debugger.Command, stack bool) (Stop, string, error) {

@@ -43,16 +43,11 @@ var Commands []Command
 
 func init() {
 	Commands = []Command{
-		{Name: "step", Aliases: []string{"s"}, Help: "Run until the next event anywhere: the next line, or the --Call-- of a function the line calls (pdb's step).",
-			run: moveCmd(debugger.Moves["s"])},
-		{Name: "next", Aliases: []string{"n"}, Help: "Run until the next line of the current function, or its --Return--; calls run without stopping unless they hit a breakpoint (pdb's next).",
-			run: moveCmd(debugger.Moves["n"])},
-		{Name: "return", Aliases: []string{"r"}, Help: "Run until the current function returns (stops at its --Return--).",
-			run: moveCmd(debugger.Moves["r"])},
-		{Name: "continue", Aliases: []string{"c", "cont"}, Help: "Run until a breakpoint, or to the end of the program.",
-			run: moveCmd(debugger.Moves["c"])},
-		{Name: "until", Aliases: []string{"unt"}, Args: "[LINE]", Help: "Without LINE, run until a line greater than the current one in this function (leaves loops); with LINE, until a line >= LINE. Also stops when the function returns.",
-			run: untilCmd},
+		moveEntry("step", "", nil),
+		moveEntry("next", "", nil),
+		moveEntry("return", "", nil),
+		moveEntry("continue", "", nil),
+		moveEntry("until", "[LINE]", untilCmd),
 		{Name: "break", Aliases: []string{"b"}, Args: "[WHERE[, COND]]", Help: "Set a breakpoint, numbered as pdb numbers them: WHERE is LINE, FILE:LINE (FILE: the program's file) or FUNC (a function, Class.method or module.function of the program: stops at the first line it executes; placed at its co_firstlineno, or at the def line before the def has run). With COND it stops only when COND is true: on the real engine's live sessions any Python expression, evaluated in the frame as pdb does (an error in it stops); elsewhere NAME, not NAME or NAME OP VALUE (== != < <= > >=) over the locals' reprs. Without argument, pdb's list of breakpoints (number, disposition, enabled, condition, ignore count, hits).",
 			run: breakCmd},
 		{Name: "tbreak", Args: "[WHERE[, COND]]", Help: "Set a temporary breakpoint: like break, but cleared when it stops the program.",
@@ -67,14 +62,10 @@ func init() {
 			run: enableCmd(false)},
 		{Name: "enable", Args: "N...", Help: "Enable the breakpoints numbered N....",
 			run: enableCmd(true)},
-		{Name: "rs", Help: "Reverse step: back to the previous event, entering a call the previous line made at its last event (inv_step_into).",
-			run: moveCmd(debugger.Moves["rs"])},
-		{Name: "rn", Help: "Reverse next: back to the previous event of the current function, skipping calls (inv_step_over).",
-			run: moveCmd(debugger.Moves["rn"])},
-		{Name: "rr", Help: "Reverse return: back to the --Call-- of the current function, showing its arguments (inv_step_call).",
-			run: moveCmd(debugger.Moves["rr"])},
-		{Name: "rc", Help: "Reverse continue: back to the latest earlier stop at a breakpoint line, or to before the start.",
-			run: moveCmd(debugger.Moves["rc"])},
+		moveEntry("rs", "", nil),
+		moveEntry("rn", "", nil),
+		moveEntry("rr", "", nil),
+		moveEntry("rc", "", nil),
 		{Name: "list", Aliases: []string{"l"}, Args: "[FIRST[, LAST]]", Help: "List source: 11 lines around the current line, then the next 11 on repeat; around FIRST; or FIRST to LAST.",
 			run: listCmd},
 		{Name: "longlist", Aliases: []string{"ll"}, Help: "List the whole source of the selected frame's function (the whole file at module level), the current line marked.",
@@ -177,6 +168,19 @@ func HelpTable() string {
 	return b.String()
 }
 
+// moveEntry is the terminal's entry for a move of debugger.MoveTable (its
+// names and help are the table's); run nil moves by its Command.
+func moveEntry(name, args string, run func(*Terminal, context.Context, string) (Result, error)) Command {
+	mv, ok := debugger.MoveNamed(name)
+	if !ok {
+		panic("repl: no move " + name)
+	}
+	if run == nil {
+		run = moveCmd(mv.Command)
+	}
+	return Command{Name: mv.Name, Aliases: mv.Aliases, Args: args, Help: mv.Help, run: run}
+}
+
 func moveCmd(cmd debugger.Command) func(*Terminal, context.Context, string) (Result, error) {
 	return func(t *Terminal, ctx context.Context, arg string) (Result, error) {
 		if arg != "" {
@@ -187,7 +191,7 @@ func moveCmd(cmd debugger.Command) func(*Terminal, context.Context, string) (Res
 }
 
 func untilCmd(t *Terminal, ctx context.Context, arg string) (Result, error) {
-	cmd := debugger.Command{Action: debugger.StepOver, Until: true}
+	cmd := debugger.Moves["until"]
 	if arg != "" {
 		n, err := strconv.Atoi(arg)
 		if err != nil {
