@@ -435,9 +435,66 @@ def _make_audit_hook(roots, state):
     return hook
 
 
+# ---------------------------------------------------------------- the program's run (child side)
+#
+# _run_child runs one program in the forked child. Its parts, by job:
+#   _prepare_child: the process (session, descriptors, isolation, program
+#     context, standard input, limits, signals, environment);
+#   _Run: the run's state and its start and end (load, run_main, uncaught),
+#     with its parts as classes it is made of: _RunOutput, the records and
+#     the exit (flush, finish); _RunPauses, live pauses (pause, evaluate);
+#     _RunResumes, untraced and filtered resumes and interrupts
+#     (go_untraced, go_filtered, reattach);
+#   the trace functions, closures (_make_values, _make_recorder,
+#     _make_filtered_trace): what they use per event is bound to closure
+#     cells once, since an attribute of the run costs a lookup at every event.
+# Child -> worker records: the protocol at the top of this file.
+
+
 def _run_child(req, wfd, scratch, libc, ns=False, cfd=None, ifd=None):
-    lim = req["limits"]
-    live_on = cfd is not None
+    """Run req's program in this forked process: records go to wfd; a live
+    run's requests come on cfd, its input on ifd. Returns the exit status."""
+    context = _prepare_child(req, wfd, scratch, libc, ns, cfd, ifd)
+    if context is None:
+        return 0  # an isolation probe: its answer is sent
+    writable_roots, context_error = context
+    run = _Run(req, wfd, cfd, ns)
+    if not run.load(context_error):
+        return 0  # it cannot start: the exit record says why
+    run.make_trace_functions()
+    run.install_guards(writable_roots)
+    # The program's code runs two frames above this one (run_main, exec), as
+    # it always has: programs reach RecursionError at the same depth. So
+    # the post-mortem pause is made here too (p in its frames: as deep).
+    run.guard[0] = True
+    try:
+        try:
+            run.run_main()
+        finally:
+            run.stop_tracing()
+        if run.untraced:
+            try:
+                run.untraced_end()
+            except BaseException:
+                pass  # the exit still comes; the last line does not
+        run.finish("normal")
+    except SystemExit as e:
+        run.exited(e)
+    except MemoryError as e:
+        run.finish("never", brepr(e, run.repr_limit), "memory")
+    except BaseException as e:
+        pm = run.uncaught(e)
+        if run.live_on and pm:
+            run.pause("postmortem", lambda level: pm[level] if level < len(pm) else None)
+    return 0
+
+
+# ---- the process
+
+def _prepare_child(req, wfd, scratch, libc, ns, cfd, ifd):
+    """Set up the child's process for the program. Returns (writable
+    roots, context error) for _Run, or None for an isolation probe (its
+    answer is sent on wfd)."""
     if ns:
         # PID 1 of a new PID namespace: a session of its own (so kill(0)
         # reaches only this namespace); everything in it dies with it.
@@ -464,68 +521,10 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None, ifd=None):
         for d in req.get("hide") or ():
             # another program's folder, bound in this worker: not for this one
             _mount(libc, b"tmpfs", d, b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, b"size=4k,mode=0555")
-    # Program context (docs/tracer.md, "Program context").
-    folder = req.get("dir") or ""
-    workdir = scratch
-    writable_roots = [os.path.realpath(scratch)]
-    context_error = ""
-    if folder:
-        workdir = folder
-        if req.get("writable"):
-            copy = os.path.join(scratch, ".ndb-folder")
-            try:
-                try:
-                    shutil.copytree(folder, copy, symlinks=True)
-                except shutil.Error:
-                    pass  # unreadable files stay unreadable
-                if ns and _mount(libc, os.fsencode(copy), folder, None, MS_BIND | MS_REC, None):
-                    writable_roots.append(folder)  # the copy, at the folder's own path
-                else:
-                    workdir = copy
-            except OSError as e:
-                context_error = "ndb: cannot copy the program's folder into its %d MiB scratch directory: %s" % (
-                    SCRATCH_BYTES >> 20, e)
-    stdin = req.get("stdin")
-    if stdin is not None and ifd is None:
-        data = binascii.a2b_base64(stdin)
-        try:
-            fd = os.memfd_create("stdin")
-        except (AttributeError, OSError):
-            path = os.path.join(scratch, ".ndb-stdin")
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
-            os.unlink(path)
-        _write_all(fd, data)
-        os.lseek(fd, 0, os.SEEK_SET)
-        os.dup2(fd, 0)
-        os.close(fd)
-
-    def setlim(res, value):
-        try:
-            resource.setrlimit(res, (value, value))
-        except (ValueError, OSError):
-            pass
-    mem = int(lim.get("memory") or 0)
-    if mem > 0:
-        setlim(resource.RLIMIT_AS, mem)
-    setlim(resource.RLIMIT_CORE, 0)
-    setlim(resource.RLIMIT_FSIZE, 64 << 20)
-    cpu = int(float(lim.get("timeout") or 10)) + 2
-    if live_on:
-        # a live run waits at its pauses without using CPU (freeze): its
-        # own limit, Limits.LiveCPU, counts only when it runs
-        cpu = int(lim.get("cpu") or 300)
-    try:
-        # SIGXCPU at the soft limit (exit never/cpu); the hard one, a second
-        # later, kills (equal limits made the kernel send SIGKILL at once,
-        # which reads as the OOM killer's)
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    except (ValueError, OSError):
-        pass
-    if ns:
-        # Processes and threads of this program. Counted per user namespace
-        # (the program's own) and enforced now that it holds no capability;
-        # the PID namespace kills them all at the end anyway.
-        setlim(resource.RLIMIT_NPROC, NPROC)
+    workdir, writable_roots, context_error = _program_folder(req, scratch, libc, ns)
+    if ifd is None:
+        _feed_stdin(req.get("stdin"), scratch)
+    _set_limits(req["limits"], cfd is not None, ns)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writes past the size limit fail with EFBIG
     signal.signal(signal.SIGALRM, _on_alarm)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -546,381 +545,227 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None, ifd=None):
     iso["seccomp"] = _install_seccomp(libc) if ns else False
     if req.get("probe"):
         _write_all(wfd, json.dumps(iso).encode())
-        return 0
+        return None
+    return writable_roots, context_error
 
-    repr_limit = int(lim.get("repr") or 1000)
-    max_events = int(lim.get("events") or 100000)
-    capture = _Capture(int(lim.get("output") or (1 << 20)))
-    err_capture = _Capture(1 << 16)
-    sys.stdout = capture
-    sys.stderr = err_capture
-    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
-    sys.argv = list(req.get("argv") or [PROGRAM_FILE])
+
+def _program_folder(req, scratch, libc, ns):
+    """The program context's folder (docs/tracer.md, "Program context"):
+    (working directory, roots the program may write in, error to end the
+    run with or "")."""
+    folder = req.get("dir") or ""
+    workdir = scratch
+    writable_roots = [os.path.realpath(scratch)]
+    context_error = ""
     if folder:
-        # as for `python FILE`: the script's folder first, no "" (the -c default)
-        if sys.path and sys.path[0] == "":
-            sys.path[0] = folder
-        else:
-            sys.path.insert(0, folder)
+        workdir = folder
+        if req.get("writable"):
+            copy = os.path.join(scratch, ".ndb-folder")
+            try:
+                try:
+                    shutil.copytree(folder, copy, symlinks=True)
+                except shutil.Error:
+                    pass  # unreadable files stay unreadable
+                if ns and _mount(libc, os.fsencode(copy), folder, None, MS_BIND | MS_REC, None):
+                    writable_roots.append(folder)  # the copy, at the folder's own path
+                else:
+                    workdir = copy
+            except OSError as e:
+                context_error = "ndb: cannot copy the program's folder into its %d MiB scratch directory: %s" % (
+                    SCRATCH_BYTES >> 20, e)
+    return workdir, writable_roots, context_error
 
-    out = []  # pending records
-    closed = [False]
-    trace_lost = [False]  # CPython switched tracing off (the tracer hit the recursion limit)
-    guard = [False]  # the audit hook refuses things only while the program runs
-    real_exit = os._exit
 
-    flushing = [False]
-    # Records leave in batches that double from 1 to FLUSH_RECORDS: a child
-    # killed while stuck inside C code (where it cannot be asked to flush)
-    # loses less than half of what it recorded, and short programs lose nothing.
-    batch = [1]
+def _feed_stdin(stdin, scratch):
+    """The program's standard input from the request (base64), when it
+    has one: a memory file (else an unlinked one in scratch) on fd 0."""
+    if stdin is None:
+        return
+    data = binascii.a2b_base64(stdin)
+    try:
+        fd = os.memfd_create("stdin")
+    except (AttributeError, OSError):
+        path = os.path.join(scratch, ".ndb-stdin")
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        os.unlink(path)
+    _write_all(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    os.dup2(fd, 0)
+    os.close(fd)
 
-    def flush():
+
+def _setlim(res, value):
+    try:
+        resource.setrlimit(res, (value, value))
+    except (ValueError, OSError):
+        pass
+
+
+def _set_limits(lim, live_on, ns):
+    """The program's resource limits (memory, CPU, file size, processes)."""
+    mem = int(lim.get("memory") or 0)
+    if mem > 0:
+        _setlim(resource.RLIMIT_AS, mem)
+    _setlim(resource.RLIMIT_CORE, 0)
+    _setlim(resource.RLIMIT_FSIZE, 64 << 20)
+    cpu = int(float(lim.get("timeout") or 10)) + 2
+    if live_on:
+        # a live run waits at its pauses without using CPU (freeze): its
+        # own limit, Limits.LiveCPU, counts only when it runs
+        cpu = int(lim.get("cpu") or 300)
+    try:
+        # SIGXCPU at the soft limit (exit never/cpu); the hard one, a second
+        # later, kills (equal limits made the kernel send SIGKILL at once,
+        # which reads as the OOM killer's)
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    except (ValueError, OSError):
+        pass
+    if ns:
+        # Processes and threads of this program. Counted per user namespace
+        # (the program's own) and enforced now that it holds no capability;
+        # the PID namespace kills them all at the end anyway.
+        _setlim(resource.RLIMIT_NPROC, NPROC)
+
+
+# ---- records and the exit
+
+class _RunOutput:
+    """A run's records to the worker and the program's output (part of
+    _Run): records leave in chunks (flush) until the exit record (finish)."""
+
+    def init_output(self, wfd, lim):
+        self.wfd = wfd
+        self.capture = _Capture(int(lim.get("output") or (1 << 20)))
+        self.err_capture = _Capture(1 << 16)
+        self.out = []  # pending records
+        self.closed = False
+        self.trace_lost = False  # CPython switched tracing off (the tracer hit the recursion limit)
+        self.real_exit = os._exit
+        self.flushing = False
+        # Records leave in batches that double from 1 to FLUSH_RECORDS: a child
+        # killed while stuck inside C code (where it cannot be asked to flush)
+        # loses less than half of what it recorded, and short programs lose nothing.
+        self.batch = [1]
+        # On a timeout the parent sends SIGUSR1 first: hand over what is pending.
+        signal.signal(signal.SIGUSR1, lambda signum, frame: self.flush())
+        os.register_at_fork(after_in_child=self.forked)
+        if self.live_on:
+            self.capture.sink = self.sink
+
+    def flush(self):
         # One chunk: 4-byte little-endian length, then marshal (version 2) of
         # the list of records. A chunk cut short by a dying child is dropped.
-        if out and not flushing[0]:
-            flushing[0] = True
+        out = self.out
+        if out and not self.flushing:
+            self.flushing = True
             try:
                 # by count: a signal handler may append records meanwhile
                 # (an interrupt in an untraced stretch: reattach)
                 n = len(out)
                 data = marshal.dumps(out[:n], 2)
                 del out[:n]
-                if batch[0] < FLUSH_RECORDS:
-                    batch[0] *= 2
-                _write_all(wfd, struct.pack("<I", len(data)) + data)
+                if self.batch[0] < FLUSH_RECORDS:
+                    self.batch[0] *= 2
+                _write_all(self.wfd, struct.pack("<I", len(data)) + data)
             finally:
-                flushing[0] = False
+                self.flushing = False
 
-    # On a timeout the parent sends SIGUSR1 first: hand over what is pending.
-    signal.signal(signal.SIGUSR1, lambda signum, frame: flush())
-
-    def forked():
+    def forked(self):
         # A process the program forks shares the record pipe: it must not
         # send records (a second exit or output record is a bad record
         # to ndb's decoder), so it stops tracing and sends nothing.
-        closed[0] = True
+        self.closed = True
         sys.settrace(None)
-        out.clear()
-        flushing[0] = True
-    os.register_at_fork(after_in_child=forked)
+        self.out.clear()
+        self.flushing = True
 
-    # ---- live runs: pauses, evaluation, jumps (docs/tracer.md, "Live runs")
-    # pz is the pause filter ndb sends with each "go": pause after an event
-    # of depth <= pz[0], of a frame in pz[1], a line event at a line in pz[2]
-    # or in a function named in pz[3], any exception event when pz[4], and
-    # at the next event once interrupted (pz[5], set by SIGUSR2). ndb's pdb
-    # simulation decides which of these pauses is a stop.
-    # pz[6]: pause after the event being recorded (a filtered stop, below);
-    # pz[7]: pause once the recorded events reach this count (a "budget").
-    pz = [1 << 30, frozenset(), frozenset(), frozenset(), False, False, False, 1 << 62]
-    # A "go" with "untraced" (pdb's continue with no breakpoint: nothing
-    # but an interrupt can stop the program) drops tracing altogether, as
-    # bdb's set_continue does: the program runs at full speed and records
-    # nothing; ("u",) marks the gap in the trace. An interrupt traces again.
-    untraced = [False]
-    untraced_base = [None]  # the outermost program frame when tracing was dropped
-    # The local trace function of the mode the program runs in: what a
-    # trace function returns after a pause, which may have changed it.
-    cur_local = [None]
-    # A "go" with "filtered" (pdb's continue with breakpoints, once the
-    # trace is long: docs/debugger.md, "Long runs") records nothing either,
-    # but traces the frames whose code holds a breakpoint line (or starts
-    # at one: a function breakpoint) and the frames ndb knows (to follow
-    # their returns), and stops tracing at such a line (filtered_stop):
-    # the stack is recorded as after an interrupt, then the event, and the
-    # program pauses for ndb's pdb simulation to decide.
-    filtered = [False]
-    filt_lines = [frozenset(), frozenset()]  # lines, starts (co_firstlineno of function breakpoints)
-    may_hit_cache = {}  # code -> whether a line of it is in filt_lines[0]
-    excepted = set()  # known frames whose last event was an exception (see filtered_other)
-    quiet = set()  # known frames traced for their return only (f_trace_lines off)
+    def sink(self, text):
+        """A live run's output, sent as it is written."""
+        self.out.append(("w", text))
+        self.flush()
 
-    def go_untraced(frame):
-        out.append(("u",))
-        flush()
+    def finish(self, kind, error="", reason="", code=0):
+        self.guard[0] = False
         sys.settrace(None)
-        f = frame
-        while f is not None:  # bdb's set_continue: no frame keeps a local trace
-            f.f_trace = None
-            if f.f_globals is g and f.f_code.co_filename == fname_prog:
-                untraced_base[0] = f
-            f = f.f_back
-        untraced[0] = True
-        if pz[5]:  # an interrupt came in between: it found tracing still on
-            reattach(frame)
-
-    def reattach(frame):
-        """Trace again from an interrupt in an untraced stretch: the
-        program frames on the stack get a call record (their line and
-        locals as they are now; new numbers for frames entered unrecorded),
-        and frames that ended unrecorded are forgotten (a filtered stretch
-        saw every known frame's end: they are kept)."""
-        stack = []
-        f = frame
-        while f is not None:
-            if f.f_globals is g and f.f_code.co_filename == fname_prog:
-                stack.append(f)
-            f = f.f_back
-        if not stack:
-            return  # the program's code has ended (its exit is being sent)
-        untraced[0] = False
-        was_filtered = filtered[0]
-        filtered[0] = False
-        cur_local[0] = local_trace
-        stack.reverse()
-        keep = dict(frames) if was_filtered else {}
-        excepted.clear()
-        for f in quiet:
-            f.f_trace_lines = True
-        quiet.clear()
-        for depth, f in enumerate(stack):
-            st = frames.get(f)
-            code = f.f_code
-            if st is None:
-                counter[1] += 1
-                st = [counter[1], depth, None, None, None, None, 0,
-                      bool(code.co_flags & GEN_FLAGS), not (code.co_flags & 0x2), None, None, None, code.co_name]
-            st[1] = depth
-            keep[f] = st
-            call_record(st, f, f.f_lineno)
-            f.f_trace = local_trace
-        append(("u", 1))  # the records above stand for the stack, not for events
-        frames.clear()
-        frames.update(keep)
-        sys.settrace(global_trace)
-
-    def go_filtered(frame, lines, starts):
-        """Untraced but for the frames that can reach a breakpoint (see
-        filtered above). SIGUSR2 waits until the mode is set up: an
-        interrupt then reattaches from a consistent state."""
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR2})
-        try:
-            go_untraced(frame)
-            if not untraced[0]:
-                return  # an interrupt came in between: tracing again
-            if lines != filt_lines[0]:
-                may_hit_cache.clear()
-            filt_lines[0], filt_lines[1] = lines, starts
-            filtered[0] = True
-            excepted.clear()
-            f = frame
-            while f is not None:  # the frames on the stack: their lines, their returns
-                if f.f_globals is g and f.f_code.co_filename == fname_prog:
-                    f.f_trace = filtered_trace(f, f.f_code)
-                f = f.f_back
-            cur_local[0] = frame.f_trace
-            sys.settrace(filtered_global)
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, old)
-
-    def filtered_trace(frame, code):
-        """The local trace of a program frame in a filtered stretch: every
-        line of code with a function breakpoint, the breakpoint lines of
-        code that has some, the return of a frame ndb knows; else None."""
-        if code.co_firstlineno in filt_lines[1]:
-            return filtered_every
-        h = may_hit_cache.get(code)
-        if h is None:
-            lines = filt_lines[0]
-            h = may_hit_cache[code] = any(ln in lines for _, _, ln in code.co_lines())
-        if h:
-            return filtered_local
-        if frame in frames:
-            frame.f_trace_lines = False  # only its return matters
-            quiet.add(frame)
-            return filtered_local
-        return None
-
-    def filtered_global(frame, event, arg):
-        try:
-            if frame.f_globals is not g:
-                return None
-            code = frame.f_code
-            if code.co_filename != fname_prog:
-                return None
-            if not filtered[0]:  # an interrupt reattached meanwhile
-                return global_trace(frame, event, arg)
-            return filtered_trace(frame, code)
-        except BaseException as e:
-            recorder_failed(e)
-
-    def filtered_local(frame, event, arg):
-        try:
-            if not filtered[0]:
-                return local_trace(frame, event, arg)
-            if event == "line":
-                if frame.f_lineno in filt_lines[0]:
-                    return filtered_stop(frame, event, arg)
-                if excepted:
-                    excepted.discard(frame)
-                return filtered_local
-            return filtered_other(frame, event, arg, filtered_local)
-        except BaseException as e:
-            recorder_failed(e)
-
-    def filtered_every(frame, event, arg):
-        try:
-            if not filtered[0]:
-                return local_trace(frame, event, arg)
-            if event == "line":
-                return filtered_stop(frame, event, arg)
-            return filtered_other(frame, event, arg, filtered_every)
-        except BaseException as e:
-            recorder_failed(e)
-
-    def filtered_other(frame, event, arg, again):
-        """A filtered stretch's return and exception events: the frames
-        ndb knows are forgotten at their end, as local_trace does, and
-        their returns in pz[1] are stops (a teardown begins)."""
-        if event == "return":
-            st = frames.get(frame)
-            if st is not None:
-                if st[0] in pz[1]:
-                    return filtered_stop(frame, event, arg)
-                # as local_trace: a generator's yield keeps the frame
-                if not st[7] or frame in excepted or frame.f_code.co_code[frame.f_lasti] != YIELD_VALUE:
-                    del frames[frame]
-                    quiet.discard(frame)
-                excepted.discard(frame)
-        elif event == "exception":
-            if frame in frames:
-                excepted.add(frame)
-        return again
-
-    def filtered_stop(frame, event, arg):
-        """A filtered stretch reached an event ndb may stop at: record the
-        stack (as reattach does after an interrupt), then the event, and
-        pause there."""
-        if untraced[0]:
-            reattach(frame)
-        pz[6] = True
-        return local_trace(frame, event, arg)
-
-    def call_record(st, f, line):
-        """A call record for frame f, which is past its call: its locals
-        are its arguments (as at a call event: pdb's `a` reads them), the
-        next record of the frame sends all of them again."""
-        code = f.f_code
-        n = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x4) + bool(code.co_flags & 0x8)
-        d = f.f_locals
-        keys = [k for k in code.co_varnames[:n] if k in d]
-        changes = []
-        for i, k in enumerate(keys):
-            changes.append(i)
-            changes.append(brepr(d[k], repr_limit))
-        if line != code.co_firstlineno:
-            append((0, line, st[0], st[1], changes, keys, code.co_name, int(st[7]), 0, code.co_firstlineno))
-        else:
-            append((0, line, st[0], st[1], changes, keys, code.co_name, int(st[7]), 0))
-        st[2] = None  # unknown: the next delta is a whole one
-        st[11] = None
-        st[6] = 0
-
-    def untraced_unwind(e):
-        """The uncaught exception's way out of an untraced stretch, as a
-        traced run records it (post-mortem's frames: ndb's exceptionChain):
-        each program frame of the traceback gets a call record, outermost
-        first, then an exception and a return record, innermost first."""
-        chain = []  # (frame, line), outermost first
-        tb = e.__traceback__
-        while tb is not None:
-            f = tb.tb_frame
-            if f.f_globals is g and f.f_code.co_filename == fname_prog:
-                chain.append((f, tb.tb_lineno))
-            tb = tb.tb_next
-        frames.clear()
-        r = brepr(e, repr_limit)
-        sts = []
-        for depth, (f, line) in enumerate(chain):
-            counter[1] += 1
-            code = f.f_code
-            st = [counter[1], depth, None, None, None, None, 0,
-                  bool(code.co_flags & GEN_FLAGS), not (code.co_flags & 0x2), None, None, None, code.co_name]
-            call_record(st, f, line)
-            sts.append(st)
-        for (f, line), st in reversed(list(zip(chain, sts))):
-            for ev, arg in ((3, r), (2, "None")):
-                changes = locals_delta(st, f)
-                if st[11] is None:
-                    append((ev, line, st[0], st[1], arg, changes))
-                else:
-                    append((ev, line, st[0], st[1], arg, changes, st[11]))
-                    st[11] = None
-
-    def untraced_end():
-        """The normal end of an untraced stretch: the outermost program
-        frame's call and return records (its line when it returned, its
-        locals), as untraced_unwind records an uncaught exception's frames,
-        so the end shows the last line run."""
-        f = untraced_base[0]
-        if f is None:
+        if self.trace_lost and not reason:
+            reason = TRACE_LOST
+        if self.closed:
             return
-        counter[1] += 1
-        code = f.f_code
-        st = [counter[1], 0, None, None, None, None, 0,
-              bool(code.co_flags & GEN_FLAGS), not (code.co_flags & 0x2), None, None, None, code.co_name]
-        line = f.f_lineno
-        call_record(st, f, line)
-        changes = locals_delta(st, f)
-        if st[11] is None:
-            append((2, line, st[0], st[1], "None", changes))
-        else:
-            append((2, line, st[0], st[1], "None", changes, st[11]))
+        self.closed = True
+        self.out.append(("o", self.capture.getvalue(), self.capture.truncated))
+        self.out.append(("x", kind, error, reason, code))
+        self.flush()
 
-    if live_on:
-        def on_interrupt(signum, frame):
-            pz[5] = True
-            if untraced[0]:
-                try:
-                    reattach(frame)
-                except BaseException as e:
-                    recorder_failed(e)
-        signal.signal(signal.SIGUSR2, on_interrupt)
+    def flush_and_exit(self, kind, error, reason, code=0):
+        self.finish(kind, error, reason, code)
+        self.real_exit(0)
 
-        def sink(text):
-            out.append(("w", text))
-            flush()
-        capture.sink = sink
+    def recorder_failed(self, e):
+        # The recorder itself failed (nearly always memory): end the run clearly.
+        if isinstance(e, MemoryError):
+            self.flush_and_exit("never", "MemoryError()", "memory")
+        self.flush_and_exit("error", "", ("ndb tracer failure: %s: %s" % (type(e).__name__, e))[:MESSAGE_CHARS])
 
-    def read_ctl():
-        def exact(n):
-            b = b""
-            while len(b) < n:
-                c = _read_holding_gil(cfd, n - len(b))
-                if not c:  # ndb is gone: so is the run
-                    real_exit(0)
-                b += c
-            return b
-        n = struct.unpack("<I", exact(4))[0]
-        msg = json.loads(exact(n))
+    def guarded_exit(self, status):
+        """os._exit for the program: its exit record first."""
+        try:
+            st = int(status)
+        except Exception:
+            st = 1
+        self.finish("normal" if st == 0 else "error", "" if st == 0 else "os._exit(%d)" % st, "os._exit", st)
+        self.real_exit(0)
+
+
+# ---- live pauses (docs/tracer.md, "Live runs")
+
+class _RunPauses:
+    """A live run's pauses (part of _Run): at each, ndb's requests
+    (evaluations, jumps) until a "go" with the next pause filter."""
+
+    def init_pauses(self, cfd):
+        self.cfd = cfd  # ndb's requests
+        # pz is the pause filter ndb sends with each "go": pause after an event
+        # of depth <= pz[0], of a frame in pz[1], a line event at a line in pz[2]
+        # or in a function named in pz[3], any exception event when pz[4], and
+        # at the next event once interrupted (pz[5], set by SIGUSR2). ndb's pdb
+        # simulation decides which of these pauses is a stop.
+        # pz[6]: pause after the event being recorded (a filtered stop);
+        # pz[7]: pause once the recorded events reach this count (a "budget").
+        self.pz = [1 << 30, frozenset(), frozenset(), frozenset(), False, False, False, 1 << 62]
+
+    def read_exact_ctl(self, n):
+        b = b""
+        while len(b) < n:
+            c = _read_holding_gil(self.cfd, n - len(b))
+            if not c:  # ndb is gone: so is the run
+                self.real_exit(0)
+            b += c
+        return b
+
+    def read_ctl(self):
+        n = struct.unpack("<I", self.read_exact_ctl(4))[0]
+        msg = json.loads(self.read_exact_ctl(n))
         return msg if isinstance(msg, dict) else {}
 
-    def freeze(on):
+    def freeze(self, on):
         """A paused program uses no CPU: its other threads wait for the
         GIL, which the paused thread keeps while it waits for ndb
         (_read_holding_gil), and its other processes (all of its PID
         namespace but itself, PID 1) are stopped until it resumes."""
-        if not ns or os.getpid() != 1:
+        if not self.ns or os.getpid() != 1:
             return
-        g0 = guard[0]
-        guard[0] = False  # the audit hook refuses kill(-1) to the program
+        g0 = self.guard[0]
+        self.guard[0] = False  # the audit hook refuses kill(-1) to the program
         try:
             os.kill(-1, signal.SIGSTOP if on else signal.SIGCONT)
         except OSError:
             pass  # no other process
         finally:
-            guard[0] = g0
+            self.guard[0] = g0
 
-    def candidate(st, event, frame):
-        if pz[5] or pz[6] or st[1] <= pz[0] or st[0] in pz[1] or counter[0] >= pz[7]:
-            return True
-        if event == "line":
-            return frame.f_lineno in pz[2] or st[12] in pz[3]
-        return pz[4] and event == "exception"
-
-    def caller_frame(frame, level):
+    def caller_frame(self, frame, level):
         """The level-th program frame below frame (0: frame itself)."""
+        frames = self.frames
         f = frame
         while level > 0 and f is not None:
             f = f.f_back
@@ -929,14 +774,73 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None, ifd=None):
             level -= 1
         return f
 
-    def evaluate(f, msg, dicts):
+    def pause(self, reason, frame_at, event="", st=None, frame=None):
+        """Wait for ndb: answer evals and jumps until a "go" (with the next
+        filter) resumes the program. frame_at(level) is the frame an eval
+        runs in."""
+        pz = self.pz
+        out = self.out
+        pz[5] = pz[6] = False
+        out.append(("p", reason))
+        self.flush()
+        dicts = {}
+        self.freeze(True)
+        while True:
+            msg = self.read_ctl()
+            op = msg.get("op")
+            if op == "go":
+                self.freeze(False)
+                self.set_filter(msg)
+                if frame is not None:
+                    if msg.get("untraced"):
+                        self.go_untraced(frame)
+                    elif msg.get("filtered"):
+                        self.go_filtered(frame, pz[2], frozenset(msg.get("starts") or ()))
+                return
+            if op == "eval":
+                try:
+                    level = int(msg.get("level") or 0)
+                except (TypeError, ValueError):
+                    level = -1
+                out.append(self.evaluate(frame_at(level) if level >= 0 else None, msg, dicts))
+            elif op == "jump":
+                self.jump(msg, event, st, frame)
+            else:
+                out.append(("r", False, "unknown request", None))
+            self.flush()
+
+    def set_filter(self, msg):
+        """The pause filter (pz) of a "go"."""
+        pz = self.pz
+        pz[0] = int(msg.get("depth", -1))
+        pz[1] = frozenset(msg.get("frames") or ())
+        pz[2] = frozenset(msg.get("lines") or ())
+        pz[3] = frozenset(msg.get("funcs") or ())
+        pz[4] = bool(msg.get("exceptions"))
+        pz[5] = False  # an interrupt that came while it waited is void
+        budget = msg.get("budget")
+        pz[7] = self.counter[0] + int(budget) if budget else 1 << 62
+
+    def jump(self, msg, event, st, frame):
+        """pdb's j at a pause: the frame's next line, and its line record."""
+        try:
+            if event != "line":
+                raise ValueError("can only jump from a 'line' trace event")
+            frame.f_lineno = int(msg.get("line"))
+        except (ValueError, TypeError) as e:
+            self.out.append(("r", False, "Jump failed: %s" % e, None))
+        else:
+            self.out.append((1, frame.f_lineno, st[0], st[1], None))
+            self.out.append(("r", True, "", None))
+
+    def evaluate(self, f, msg, dicts):
         """pdb's p, pp and !stmt in frame f: ("r", ok, text, locals) where
         locals are [name, repr, ...] of f after a statement (else None)."""
         if f is None:
             return ("r", False, "no such frame", None)
         mode = msg.get("mode")
         src = str(msg.get("src") or "")
-        key = _hash(f)
+        key = object.__hash__(f)  # not id(): id() is audited
         d = dicts.get(key)
         if d is None:  # read once per pause: reading f_locals again would undo a statement's writes
             d = dicts[key] = f.f_locals
@@ -977,125 +881,391 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None, ifd=None):
                 if hide and k[:2] == "__" and k[-2:] == "__":
                     continue
                 fresh.append(str(k))
-                fresh.append(brepr(v, repr_limit))
+                fresh.append(brepr(v, self.repr_limit))
         return ("r", ok, text, fresh)
 
-    def pause(reason, frame_at, event="", st=None, frame=None):
-        """Wait for ndb: answer evals and jumps until a "go" (with the next
-        filter) resumes the program. frame_at(level) is the frame an eval
-        runs in."""
-        pz[5] = pz[6] = False
-        out.append(("p", reason))
-        flush()
-        dicts = {}
-        freeze(True)
-        while True:
-            msg = read_ctl()
-            op = msg.get("op")
-            if op == "go":
-                freeze(False)
-                pz[0] = int(msg.get("depth", -1))
-                pz[1] = frozenset(msg.get("frames") or ())
-                pz[2] = frozenset(msg.get("lines") or ())
-                pz[3] = frozenset(msg.get("funcs") or ())
-                pz[4] = bool(msg.get("exceptions"))
-                pz[5] = False  # an interrupt that came while it waited is void
-                budget = msg.get("budget")
-                pz[7] = counter[0] + int(budget) if budget else 1 << 62
-                if frame is not None:
-                    if msg.get("untraced"):
-                        go_untraced(frame)
-                    elif msg.get("filtered"):
-                        go_filtered(frame, pz[2], frozenset(msg.get("starts") or ()))
-                return
-            if op == "eval":
-                try:
-                    level = int(msg.get("level") or 0)
-                except (TypeError, ValueError):
-                    level = -1
-                out.append(evaluate(frame_at(level) if level >= 0 else None, msg, dicts))
-            elif op == "jump":
-                try:
-                    if event != "line":
-                        raise ValueError("can only jump from a 'line' trace event")
-                    frame.f_lineno = int(msg.get("line"))
-                except (ValueError, TypeError) as e:
-                    out.append(("r", False, "Jump failed: %s" % e, None))
-                else:
-                    out.append((1, frame.f_lineno, st[0], st[1], None))
-                    out.append(("r", True, "", None))
-            else:
-                out.append(("r", False, "unknown request", None))
-            flush()
 
-    def finish(kind, error="", reason="", code=0):
-        guard[0] = False
+# ---- untraced and filtered resumes, interrupts
+
+class _RunResumes:
+    """A live run's resumes that record nothing (part of _Run), and the
+    interrupt that traces again."""
+
+    def init_resumes(self):
+        # A "go" with "untraced" (pdb's continue with no breakpoint: nothing
+        # but an interrupt can stop the program) drops tracing altogether, as
+        # bdb's set_continue does: the program runs at full speed and records
+        # nothing; ("u",) marks the gap in the trace. An interrupt traces again.
+        self.untraced = False
+        self.untraced_base = None  # the outermost program frame when tracing was dropped
+        # The local trace function of the mode the program runs in: what a
+        # trace function returns after a pause, which may have changed it.
+        self.cur_local = None
+        # A "go" with "filtered" (pdb's continue with breakpoints, once the
+        # trace is long: docs/debugger.md, "Long runs") records nothing either,
+        # but traces the frames whose code holds a breakpoint line (or starts
+        # at one: a function breakpoint) and the frames ndb knows (to follow
+        # their returns), and stops tracing at such a line (filtered_stop):
+        # the stack is recorded as after an interrupt, then the event, and the
+        # program pauses for ndb's pdb simulation to decide.
+        self.filtered = [False]
+        self.filt_lines = [frozenset(), frozenset()]  # lines, starts (co_firstlineno of function breakpoints)
+        self.may_hit_cache = {}  # code -> whether a line of it is in filt_lines[0]
+        self.excepted = set()  # known frames whose last event was an exception (see filtered_other)
+        self.quiet = set()  # known frames traced for their return only (f_trace_lines off)
+        if self.live_on:
+            signal.signal(signal.SIGUSR2, self.on_interrupt)
+
+    def is_program_frame(self, f):
+        return f.f_globals is self.g and f.f_code.co_filename == self.fname
+
+    def go_untraced(self, frame):
+        self.out.append(("u",))
+        self.flush()
         sys.settrace(None)
-        if trace_lost[0] and not reason:
-            reason = TRACE_LOST
-        if closed[0]:
+        f = frame
+        while f is not None:  # bdb's set_continue: no frame keeps a local trace
+            f.f_trace = None
+            if self.is_program_frame(f):
+                self.untraced_base = f
+            f = f.f_back
+        self.untraced = True
+        if self.pz[5]:  # an interrupt came in between: it found tracing still on
+            self.reattach(frame)
+
+    def on_interrupt(self, signum, frame):
+        self.pz[5] = True
+        if self.untraced:
+            try:
+                self.reattach(frame)
+            except BaseException as e:
+                self.recorder_failed(e)
+
+    def reattach(self, frame):
+        """Trace again from an interrupt in an untraced stretch: the
+        program frames on the stack get a call record (their line and
+        locals as they are now; new numbers for frames entered unrecorded),
+        and frames that ended unrecorded are forgotten (a filtered stretch
+        saw every known frame's end: they are kept)."""
+        stack = []
+        f = frame
+        while f is not None:
+            if self.is_program_frame(f):
+                stack.append(f)
+            f = f.f_back
+        if not stack:
+            return  # the program's code has ended (its exit is being sent)
+        frames = self.frames
+        self.untraced = False
+        was_filtered = self.filtered[0]
+        self.filtered[0] = False
+        local_trace = self.cur_local = self.local_trace
+        stack.reverse()
+        keep = dict(frames) if was_filtered else {}
+        self.excepted.clear()
+        for f in self.quiet:
+            f.f_trace_lines = True
+        self.quiet.clear()
+        counter = self.counter
+        for depth, f in enumerate(stack):
+            st = frames.get(f)
+            if st is None:
+                counter[1] += 1
+                st = _frame_state(counter[1], depth, f.f_code)
+            st[1] = depth
+            keep[f] = st
+            self.call_record(st, f, f.f_lineno)
+            f.f_trace = local_trace
+        self.out.append(("u", 1))  # the records above stand for the stack, not for events
+        frames.clear()
+        frames.update(keep)
+        sys.settrace(self.global_trace)
+
+    def go_filtered(self, frame, lines, starts):
+        """Untraced but for the frames that can reach a breakpoint (see
+        filtered in init_resumes). SIGUSR2 waits until the mode is set up: an
+        interrupt then reattaches from a consistent state."""
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR2})
+        try:
+            self.go_untraced(frame)
+            if not self.untraced:
+                return  # an interrupt came in between: tracing again
+            filt_lines = self.filt_lines
+            if lines != filt_lines[0]:
+                self.may_hit_cache.clear()
+            filt_lines[0], filt_lines[1] = lines, starts
+            self.filtered[0] = True
+            self.excepted.clear()
+            f = frame
+            while f is not None:  # the frames on the stack: their lines, their returns
+                if self.is_program_frame(f):
+                    f.f_trace = self.filtered_trace(f, f.f_code)
+                f = f.f_back
+            self.cur_local = frame.f_trace
+            sys.settrace(self.filtered_global)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+    def call_record(self, st, f, line):
+        """A call record for frame f, which is past its call: its locals
+        are its arguments (as at a call event: pdb's `a` reads them), the
+        next record of the frame sends all of them again."""
+        code = f.f_code
+        n = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x4) + bool(code.co_flags & 0x8)
+        d = f.f_locals
+        keys = [k for k in code.co_varnames[:n] if k in d]
+        changes = []
+        for i, k in enumerate(keys):
+            changes.append(i)
+            changes.append(brepr(d[k], self.repr_limit))
+        if line != code.co_firstlineno:
+            self.out.append((0, line, st[0], st[1], changes, keys, code.co_name, int(st[7]), 0, code.co_firstlineno))
+        else:
+            self.out.append((0, line, st[0], st[1], changes, keys, code.co_name, int(st[7]), 0))
+        st[2] = None  # unknown: the next delta is a whole one
+        st[11] = None
+        st[6] = 0
+
+    def untraced_unwind(self, e):
+        """The uncaught exception's way out of an untraced stretch, as a
+        traced run records it (post-mortem's frames: ndb's exceptionChain):
+        each program frame of the traceback gets a call record, outermost
+        first, then an exception and a return record, innermost first."""
+        chain = []  # (frame, line), outermost first
+        tb = e.__traceback__
+        while tb is not None:
+            f = tb.tb_frame
+            if self.is_program_frame(f):
+                chain.append((f, tb.tb_lineno))
+            tb = tb.tb_next
+        self.frames.clear()
+        r = brepr(e, self.repr_limit)
+        append = self.out.append
+        counter = self.counter
+        sts = []
+        for depth, (f, line) in enumerate(chain):
+            counter[1] += 1
+            st = _frame_state(counter[1], depth, f.f_code)
+            self.call_record(st, f, line)
+            sts.append(st)
+        for (f, line), st in reversed(list(zip(chain, sts))):
+            for ev, arg in ((3, r), (2, "None")):
+                changes = self.locals_delta(st, f)
+                if st[11] is None:
+                    append((ev, line, st[0], st[1], arg, changes))
+                else:
+                    append((ev, line, st[0], st[1], arg, changes, st[11]))
+                    st[11] = None
+
+    def untraced_end(self):
+        """The normal end of an untraced stretch: the outermost program
+        frame's call and return records (its line when it returned, its
+        locals), as untraced_unwind records an uncaught exception's frames,
+        so the end shows the last line run."""
+        f = self.untraced_base
+        if f is None:
             return
-        closed[0] = True
-        out.append(("o", capture.getvalue(), capture.truncated))
-        out.append(("x", kind, error, reason, code))
-        flush()
+        self.counter[1] += 1
+        st = _frame_state(self.counter[1], 0, f.f_code)
+        line = f.f_lineno
+        self.call_record(st, f, line)
+        changes = self.locals_delta(st, f)
+        if st[11] is None:
+            self.out.append((2, line, st[0], st[1], "None", changes))
+        else:
+            self.out.append((2, line, st[0], st[1], "None", changes, st[11]))
 
-    source = req["source"]
-    call = req.get("call") or ""
-    fname = req.get("file") or PROGRAM_FILE
-    try:
-        if call:
-            # The entry must be one expression: checked alone, its error
-            # names the call, not a line of the def main() wrapper.
-            compile(call, CALL_FILE, "eval", dont_inherit=True)
-        code = compile(source, fname, "exec", dont_inherit=True)
-        wrapped = None
-        head = source.rfind(WRAPPER_HEAD) if call else -1
-        if head >= 0 and "main" in source[:head]:
-            # The wrapper is named main (SPEC's text format): a program that
-            # defines its own main would have it replaced, and a call
-            # main() would call the wrapper itself, forever. Run the
-            # program's body and the wrapper's def apart (the wrapper at its
-            # own line numbers), so that the name stays the program's.
-            wrapped = (compile(source[:head], fname, "exec", dont_inherit=True),
-                       compile("\n" * source.count("\n", 0, head) + source[head:], fname, "exec", dont_inherit=True))
-    except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError) as e:
-        finish("error", brepr(e, repr_limit), "syntax error")
-        return 0
-    if context_error:
-        finish("error", "", context_error[:MESSAGE_CHARS])
-        return 0
 
-    module = types.ModuleType("__main__")
-    g = module.__dict__
-    g["__builtins__"] = builtins
-    g["__file__"] = fname
-    sys.modules["__main__"] = module
+# ---- the run
 
-    # ---- the recorder (hot path)
-    # Per frame a list: [num, depth, keys, objs, reprs, probes, last event,
-    # gen, hide dunders, raw keys, visible indexes, new key list to send,
-    # code name]. A probe says how to tell,
-    # cheaply and exactly, that a value's repr has not changed:
-    #   True: the object is immutable, identity is enough;
-    #   (0, nitems, cut, length, item-pointer bytes, items, word of ob_item,
-    #     ob_item, view of the item pointers): a list whose first items (all
-    #     immutable) are the same objects, read through the memory view (see
-    #     _probe_memory); cut lists need only that prefix. A moved item array
-    #     (the list grew) counts as a change;
-    #   (1, qualname): a function, same object and same __qualname__;
-    #   (2, ...): the same list check without the memory view (slower);
-    #   None: recompute the repr every event.
-    frames = {}
-    counter = [0, 0]  # events, frame numbers
-    append = out.append
+class _Run(_RunOutput, _RunPauses, _RunResumes):
+    """One program's run in the child: its state, which its parts by job
+    (_RunOutput, _RunPauses, _RunResumes) share, and its start and end.
+    The one-item lists (guard, batch, filtered) and the containers are
+    shared with the trace functions, which hold them in closure cells; the
+    trace functions are attributes once make_trace_functions made them."""
+
+    def __init__(self, req, wfd, cfd, ns):
+        lim = req["limits"]
+        self.req = req
+        self.ns = ns
+        self.live_on = cfd is not None
+        self.repr_limit = int(lim.get("repr") or 1000)
+        self.max_events = int(lim.get("events") or 100000)
+        self.guard = [False]  # the audit hook refuses things only while the program runs
+        self.frames = {}  # program frame -> its recorder state (_frame_state)
+        self.counter = [0, 0]  # events, frame numbers
+        self.init_output(wfd, lim)
+        sys.stdout = self.capture
+        sys.stderr = self.err_capture
+        sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
+        sys.argv = list(req.get("argv") or [PROGRAM_FILE])
+        folder = req.get("dir") or ""
+        if folder:
+            # as for `python FILE`: the script's folder first, no "" (the -c default)
+            if sys.path and sys.path[0] == "":
+                sys.path[0] = folder
+            else:
+                sys.path.insert(0, folder)
+        self.init_pauses(cfd)
+        self.init_resumes()
+
+    def load(self, context_error):
+        """Compile the program (and its --call entry) and make its
+        __main__. False when it cannot start: the exit record is sent."""
+        req = self.req
+        source = self.source = req["source"]
+        call = self.call = req.get("call") or ""
+        fname = self.fname = req.get("file") or PROGRAM_FILE
+        try:
+            if call:
+                # The entry must be one expression: checked alone, its error
+                # names the call, not a line of the def main() wrapper.
+                compile(call, CALL_FILE, "eval", dont_inherit=True)
+            self.code = compile(source, fname, "exec", dont_inherit=True)
+            self.wrapped = None
+            head = source.rfind(WRAPPER_HEAD) if call else -1
+            if head >= 0 and "main" in source[:head]:
+                # The wrapper is named main (SPEC's text format): a program that
+                # defines its own main would have it replaced, and a call
+                # main() would call the wrapper itself, forever. Run the
+                # program's body and the wrapper's def apart (the wrapper at its
+                # own line numbers), so that the name stays the program's.
+                self.wrapped = (compile(source[:head], fname, "exec", dont_inherit=True),
+                                compile("\n" * source.count("\n", 0, head) + source[head:], fname, "exec",
+                                        dont_inherit=True))
+        except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError) as e:
+            self.finish("error", brepr(e, self.repr_limit), "syntax error")
+            return False
+        if context_error:
+            self.finish("error", "", context_error[:MESSAGE_CHARS])
+            return False
+        module = types.ModuleType("__main__")
+        self.g = module.__dict__
+        self.g["__builtins__"] = builtins
+        self.g["__file__"] = fname
+        sys.modules["__main__"] = module
+        return True
+
+    def make_trace_functions(self):
+        self.locals_delta = _make_values(self)
+        self.local_trace, self.global_trace = _make_recorder(self, self.locals_delta)
+        self.filtered_trace, self.filtered_global = _make_filtered_trace(self)
+        self.cur_local = self.local_trace
+
+    def install_guards(self, writable_roots):
+        if os.environ.get("NDB_NO_AUDIT") != "1":  # tests: the kernel sandbox alone
+            sys.addaudithook(_make_audit_hook(writable_roots, self.guard))
+        os._exit = self.guarded_exit
+        try:
+            import posix
+            posix._exit = self.guarded_exit
+        except ImportError:
+            pass
+
+    def run_main(self):
+        g = self.g
+        if self.call and self.wrapped is not None:
+            exec(self.wrapped[0], g)  # define the program's names; not traced
+            own = g.get("main", _MISSING)
+            exec(self.wrapped[1], g)
+            entry = g.get("main")
+            if own is not _MISSING:
+                g["main"] = own  # the wrapper's main() is the program's
+            self.guard_trace()
+            return entry()
+        if self.call:
+            exec(self.code, g)  # define the program's names; not traced
+            entry = g.get("main")
+            self.guard_trace()
+            return entry()
+        self.guard_trace()
+        exec(self.code, g)
+
+    def guard_trace(self):
+        self.guard[0] = False
+        sys.settrace(self.global_trace)
+        self.guard[0] = True
+
+    def stop_tracing(self):
+        self.guard[0] = False
+        tf = sys.gettrace()
+        if tf is not self.global_trace and tf is not self.filtered_global and not self.untraced:
+            self.trace_lost = True
+        sys.settrace(None)
+
+    def exited(self, e):
+        """The program raised SystemExit: its exit as Python reports it."""
+        c = e.code
+        if c is None or c == 0:
+            self.finish("normal", "", "sys.exit", 0)
+        elif isinstance(c, int):
+            self.finish("error", brepr(e, self.repr_limit), "sys.exit", c)
+        else:
+            self.finish("error", brepr(e, self.repr_limit), "sys.exit", 1)
+
+    def uncaught(self, e):
+        """An uncaught exception ended the program: its traceback and exit
+        records. Returns the program's frames of the traceback, innermost
+        first: pdb's post-mortem keeps them for p and !"""
+        # Python's traceback from the first program frame on.
+        pm, first = [], None
+        text = ""
+        fname = self.fname
+        try:
+            import linecache, traceback  # only on this path (see evaluate)
+            tb = e.__traceback__
+            while tb is not None:
+                if tb.tb_frame.f_code.co_filename == fname:
+                    first = first or tb
+                    pm.insert(0, tb.tb_frame)
+                tb = tb.tb_next
+            linecache.cache[fname] = (len(self.source), None, self.source.splitlines(True), fname)
+            text = "".join(traceback.format_exception(type(e), e, first))
+        except BaseException:
+            pass
+        if self.untraced:
+            try:
+                self.untraced_unwind(e)
+            except BaseException:
+                pass  # the exit and traceback still come; the frames do not
+        self.out.append(("t", text[:EVAL_CHARS]))
+        self.finish("error", brepr(e, self.repr_limit), "")
+        return pm
+
+
+# ---- the trace functions (the hot path)
+
+def _frame_state(num, depth, code):
+    """The recorder's state of a program frame: [num, depth, keys, objs,
+    reprs, probes, last event, gen, hide dunders, raw keys, visible
+    indexes, new key list to send, code name]. global_trace builds the
+    same list inline (the hot path). A probe says how to tell, cheaply and
+    exactly, that a value's repr has not changed:
+      True: the object is immutable, identity is enough;
+      (0, nitems, cut, length, item-pointer bytes, items, word of ob_item,
+        ob_item, view of the item pointers): a list whose first items (all
+        immutable) are the same objects, read through the memory view (see
+        _probe_memory); cut lists need only that prefix. A moved item array
+        (the list grew) counts as a change;
+      (1, qualname): a function, same object and same __qualname__;
+      (2, ...): the same list check without the memory view (slower);
+      None: recompute the repr every event."""
+    return [num, depth, None, None, None, None, 0,
+            bool(code.co_flags & GEN_FLAGS), not (code.co_flags & 0x2), None, None, None, code.co_name]
+
+
+def _make_values(run):
+    """The recorder's values: locals_delta(st, frame), the changed locals
+    of a frame since its last event, with the probes that spare most reprs
+    (see _frame_state). Returns locals_delta."""
+    repr_limit = run.repr_limit
     _type = type
     _len = len
     _hash = object.__hash__  # not id(): id() is audited, and the hook would run at each event
     _repr = repr
     frozen_atoms = FROZEN_ATOMS
     eq_safe = EQ_SAFE
-    fname_prog = fname
     mem = _MEMORY
     list_m = repr_limit // 3 + 2  # items that can show in repr_limit characters
     cut_marker = CUT_MARKER
@@ -1216,15 +1386,37 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None, ifd=None):
                     changes.append(r)
         return changes
 
-    def flush_and_exit(kind, error, reason, code=0):
-        finish(kind, error, reason, code)
-        real_exit(0)
+    return locals_delta
 
-    def recorder_failed(e):
-        # The recorder itself failed (nearly always memory): end the run clearly.
-        if isinstance(e, MemoryError):
-            flush_and_exit("never", "MemoryError()", "memory")
-        flush_and_exit("error", "", ("ndb tracer failure: %s: %s" % (type(e).__name__, e))[:MESSAGE_CHARS])
+
+def _make_recorder(run, locals_delta):
+    """The recording trace functions: global_trace (sys.settrace's, at a
+    call) and local_trace (a frame's). Returns (local_trace, global_trace)."""
+    out = run.out
+    append = out.append
+    batch = run.batch
+    frames = run.frames
+    counter = run.counter
+    pz = run.pz
+    filtered = run.filtered
+    g = run.g
+    fname_prog = run.fname
+    repr_limit = run.repr_limit
+    max_events = run.max_events
+    live_on = run.live_on
+    flush = run.flush
+    flush_and_exit = run.flush_and_exit
+    recorder_failed = run.recorder_failed
+    pause = run.pause
+    caller_frame = run.caller_frame
+    _len = len
+
+    def candidate(st, event, frame):
+        if pz[5] or pz[6] or st[1] <= pz[0] or st[0] in pz[1] or counter[0] >= pz[7]:
+            return True
+        if event == "line":
+            return frame.f_lineno in pz[2] or st[12] in pz[3]
+        return pz[4] and event == "exception"
 
     def local_trace(frame, event, arg):
         try:
@@ -1264,7 +1456,7 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None, ifd=None):
                 st[6] = 3
             if live_on and candidate(st, event, frame):
                 pause("interrupt" if pz[5] else "", lambda level: caller_frame(frame, level), event, st, frame)
-                return cur_local[0]  # the go may have changed the mode
+                return run.cur_local  # the go may have changed the mode
             elif _len(out) >= batch[0]:
                 flush()
             return local_trace
@@ -1276,7 +1468,7 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None, ifd=None):
             if frame.f_globals is not g:  # cheap first filter: f_code is audited
                 return None
             if filtered[0]:  # the program restored a trace function it saved (doctest)
-                return filtered_global(frame, event, arg)
+                return run.filtered_global(frame, event, arg)
             code = frame.f_code
             if code.co_filename != fname_prog:
                 return None
@@ -1301,6 +1493,7 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None, ifd=None):
             new = st is None
             if new:
                 counter[1] += 1
+                # _frame_state, inline: a call is on the hot path
                 st = [counter[1], depth, None, None, None, None, 0,
                       bool(code.co_flags & GEN_FLAGS), not (code.co_flags & 0x2), None, None, None, code.co_name]
                 frames[frame] = st
@@ -1319,108 +1512,117 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None, ifd=None):
             st[6] = 0
             if live_on and candidate(st, "call", frame):
                 pause("interrupt" if pz[5] else "", lambda level: caller_frame(frame, level), "call", st, frame)
-                return cur_local[0]
+                return run.cur_local
             elif _len(out) >= batch[0]:
                 flush()
             return local_trace
         except BaseException as e:
             recorder_failed(e)
 
-    cur_local[0] = local_trace
+    return local_trace, global_trace
 
-    # ---- guards, then run
-    if os.environ.get("NDB_NO_AUDIT") != "1":  # tests: the kernel sandbox alone
-        sys.addaudithook(_make_audit_hook(writable_roots, guard))
-    def guarded_exit(status):
+
+def _make_filtered_trace(run):
+    """The trace functions of a filtered stretch (see _Run.go_filtered):
+    filtered_trace(frame, code), the local trace a program frame gets, and
+    filtered_global, sys.settrace's. Returns (filtered_trace, filtered_global)."""
+    frames = run.frames
+    pz = run.pz
+    filtered = run.filtered
+    filt_lines = run.filt_lines
+    may_hit_cache = run.may_hit_cache
+    excepted = run.excepted
+    quiet = run.quiet
+    g = run.g
+    fname_prog = run.fname
+    local_trace = run.local_trace
+    global_trace = run.global_trace
+    recorder_failed = run.recorder_failed
+
+    def filtered_trace(frame, code):
+        """The local trace of a program frame in a filtered stretch: every
+        line of code with a function breakpoint, the breakpoint lines of
+        code that has some, the return of a frame ndb knows; else None."""
+        if code.co_firstlineno in filt_lines[1]:
+            return filtered_every
+        h = may_hit_cache.get(code)
+        if h is None:
+            lines = filt_lines[0]
+            h = may_hit_cache[code] = any(ln in lines for _, _, ln in code.co_lines())
+        if h:
+            return filtered_local
+        if frame in frames:
+            frame.f_trace_lines = False  # only its return matters
+            quiet.add(frame)
+            return filtered_local
+        return None
+
+    def filtered_global(frame, event, arg):
         try:
-            st = int(status)
-        except Exception:
-            st = 1
-        finish("normal" if st == 0 else "error", "" if st == 0 else "os._exit(%d)" % st, "os._exit", st)
-        real_exit(0)
-    os._exit = guarded_exit
-    try:
-        import posix
-        posix._exit = guarded_exit
-    except ImportError:
-        pass
+            if frame.f_globals is not g:
+                return None
+            code = frame.f_code
+            if code.co_filename != fname_prog:
+                return None
+            if not filtered[0]:  # an interrupt reattached meanwhile
+                return global_trace(frame, event, arg)
+            return filtered_trace(frame, code)
+        except BaseException as e:
+            recorder_failed(e)
 
-    def run_main():
-        if call and wrapped is not None:
-            exec(wrapped[0], g)  # define the program's names; not traced
-            own = g.get("main", _MISSING)
-            exec(wrapped[1], g)
-            entry = g.get("main")
-            if own is not _MISSING:
-                g["main"] = own  # the wrapper's main() is the program's
-            guard_trace()
-            return entry()
-        if call:
-            exec(code, g)  # define the program's names; not traced
-            entry = g.get("main")
-            guard_trace()
-            return entry()
-        guard_trace()
-        exec(code, g)
-
-    def guard_trace():
-        guard[0] = False
-        sys.settrace(global_trace)
-        guard[0] = True
-
-    guard[0] = True
-    try:
+    def filtered_local(frame, event, arg):
         try:
-            run_main()
-        finally:
-            guard[0] = False
-            tf = sys.gettrace()
-            if tf is not global_trace and tf is not filtered_global and not untraced[0]:
-                trace_lost[0] = True
-            sys.settrace(None)
-        if untraced[0]:
-            try:
-                untraced_end()
-            except BaseException:
-                pass  # the exit still comes; the last line does not
-        finish("normal")
-    except SystemExit as e:
-        c = e.code
-        if c is None or c == 0:
-            finish("normal", "", "sys.exit", 0)
-        elif isinstance(c, int):
-            finish("error", brepr(e, repr_limit), "sys.exit", c)
-        else:
-            finish("error", brepr(e, repr_limit), "sys.exit", 1)
-    except MemoryError as e:
-        finish("never", brepr(e, repr_limit), "memory")
-    except BaseException as e:
-        # Python's traceback from the first program frame on, and those
-        # frames, innermost first: pdb's post-mortem keeps them for p and !
-        pm, first = [], None
-        text = ""
+            if not filtered[0]:
+                return local_trace(frame, event, arg)
+            if event == "line":
+                if frame.f_lineno in filt_lines[0]:
+                    return filtered_stop(frame, event, arg)
+                if excepted:
+                    excepted.discard(frame)
+                return filtered_local
+            return filtered_other(frame, event, arg, filtered_local)
+        except BaseException as e:
+            recorder_failed(e)
+
+    def filtered_every(frame, event, arg):
         try:
-            import linecache, traceback  # only on this path (see evaluate)
-            tb = e.__traceback__
-            while tb is not None:
-                if tb.tb_frame.f_code.co_filename == fname:
-                    first = first or tb
-                    pm.insert(0, tb.tb_frame)
-                tb = tb.tb_next
-            linecache.cache[fname] = (len(source), None, source.splitlines(True), fname)
-            text = "".join(traceback.format_exception(type(e), e, first))
-        except BaseException:
-            pass
-        if untraced[0]:
-            try:
-                untraced_unwind(e)
-            except BaseException:
-                pass  # the exit and traceback still come; the frames do not
-        out.append(("t", text[:EVAL_CHARS]))
-        finish("error", brepr(e, repr_limit), "")
-        if live_on and pm:
-            pause("postmortem", lambda level: pm[level] if level < len(pm) else None)
-    return 0
+            if not filtered[0]:
+                return local_trace(frame, event, arg)
+            if event == "line":
+                return filtered_stop(frame, event, arg)
+            return filtered_other(frame, event, arg, filtered_every)
+        except BaseException as e:
+            recorder_failed(e)
+
+    def filtered_other(frame, event, arg, again):
+        """A filtered stretch's return and exception events: the frames
+        ndb knows are forgotten at their end, as local_trace does, and
+        their returns in pz[1] are stops (a teardown begins)."""
+        if event == "return":
+            st = frames.get(frame)
+            if st is not None:
+                if st[0] in pz[1]:
+                    return filtered_stop(frame, event, arg)
+                # as local_trace: a generator's yield keeps the frame
+                if not st[7] or frame in excepted or frame.f_code.co_code[frame.f_lasti] != YIELD_VALUE:
+                    del frames[frame]
+                    quiet.discard(frame)
+                excepted.discard(frame)
+        elif event == "exception":
+            if frame in frames:
+                excepted.add(frame)
+        return again
+
+    def filtered_stop(frame, event, arg):
+        """A filtered stretch reached an event ndb may stop at: record the
+        stack (as reattach does after an interrupt), then the event, and
+        pause there."""
+        if run.untraced:
+            run.reattach(frame)
+        pz[6] = True
+        return local_trace(frame, event, arg)
+
+    return filtered_trace, filtered_global
 
 
 # ---------------------------------------------------------------- parent side
