@@ -87,11 +87,13 @@ for k in range(40):
 print(total)
 `
 
-// withRecordStates runs fn with liveRecordStates set to n.
+// withRecordStates runs fn with liveRecordStates and liveStepStates set
+// to n (0: every continue with breakpoints, next, until and return goes
+// filtered at once).
 func withRecordStates(n int, fn func()) {
-	old := liveRecordStates
-	liveRecordStates = n
-	defer func() { liveRecordStates = old }()
+	old, oldStep := liveRecordStates, liveStepStates
+	liveRecordStates, liveStepStates = n, min(n, liveStepStates)
+	defer func() { liveRecordStates, liveStepStates = old, oldStep }()
 	fn()
 }
 
@@ -251,6 +253,22 @@ func TestFilteredContinueMatchesRecorded(t *testing.T) {
 	}
 }
 
+// longRunSession is a session on a live run of src whose recorded events
+// are bounded (MaxEvents 1M: a long run cannot be recorded whole), with
+// the program's output.
+func longRunSession(t *testing.T, src string) (*TraceBackend, *Session, *strings.Builder) {
+	t.Helper()
+	b := liveBackend(t, pythonExe(t), tracer.Program{Source: src}, tracer.Limits{MaxEvents: 1_000_000, Timeout: 60 * time.Second})
+	t.Cleanup(func() { b.Close() })
+	out := &strings.Builder{}
+	b.SetOutput(func(s string) { out.WriteString(s) })
+	s, err := NewSession(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, s, out
+}
+
 // TestFilteredContinueLongRun: 3M line events with a breakpoint reached
 // once half way; recording them all ended the run at MaxTraceBytes, now
 // the continue records the first liveRecordStates events only.
@@ -258,17 +276,8 @@ func TestFilteredContinueLongRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 3M-event run")
 	}
-	python := pythonExe(t)
 	ctx := context.Background()
-	src := "def loop(n):\n    i = 0\n    while i < n:\n        i += 1\n    return i\na = loop(1500000)\nmid = a\nb = loop(1500000)\nprint(a + b)\n"
-	b := liveBackend(t, python, tracer.Program{Source: src}, tracer.Limits{MaxEvents: 1_000_000, Timeout: 60 * time.Second})
-	defer b.Close()
-	var out strings.Builder
-	b.SetOutput(func(s string) { out.WriteString(s) })
-	s, err := NewSession(ctx, b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, s, out := longRunSession(t, "def loop(n):\n    i = 0\n    while i < n:\n        i += 1\n    return i\na = loop(1500000)\nmid = a\nb = loop(1500000)\nprint(a + b)\n")
 	if _, err := s.Break(BreakSpec{Line: 7}); err != nil {
 		t.Fatal(err)
 	}
@@ -303,6 +312,93 @@ func TestFilteredContinueLongRun(t *testing.T) {
 		t.Errorf("%d states recorded", len(tr.States))
 	}
 	t.Logf("b 7, c, c over 3M events: %v, %d states", time.Since(began), len(tr.States))
+}
+
+// TestFilteredStepsLongRun: n over a call of 2M line events, unt out of
+// a 2M-event loop and r out of another: recording them ended the run at
+// its event limit, now each records liveStepStates events and runs the
+// rest filtered (pausing only at the stepped frame's lines, its return and
+// breakpoint lines); reverse commands go back to such a stop, not into
+// the stretch before it.
+func TestFilteredStepsLongRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 6M-event run")
+	}
+	ctx := context.Background()
+	b, s, out := longRunSession(t, "def loop(n):\n    i = 0\n    while i < n:\n        i += 1\n    return i\na = loop(1000000)\nb = loop(1000000)\nc = loop(1000000)\nprint(a + b + c)\n")
+	n, st1, r, unt := Command{Action: StepOver}, Command{Action: StepInto}, Command{Action: StepReturn}, Command{Action: StepOver, Until: true}
+	rs := Command{Action: InvStepInto}
+	began := time.Now()
+	pauses, filtered, allFiltered := 0, 0, 0 // the live run's, during one command
+	more := b.Tree().more
+	b.Tree().more = func(p tracer.Pause) (bool, bool) {
+		pauses++
+		if p.Filtered {
+			filtered++
+			allFiltered++
+		}
+		return more(p)
+	}
+	steps := []struct {
+		cmd     Command
+		event   string
+		line    int
+		name    string // a local's name and value at the stop
+		value   string
+		refused bool // ErrUnrecordedPast
+	}{
+		{n, "line", 6, "", "", false},
+		{n, "line", 7, "a", "1000000", false}, // over loop(): filtered
+		{rs, "", 0, "", "", true},             // the stretch before is unrecorded
+		{st1, "call", 1, "n", "1000000", false},
+		{n, "line", 2, "", "", false},
+		{n, "line", 3, "", "", false},
+		{n, "line", 4, "", "", false},
+		{unt, "line", 5, "i", "1000000", false}, // out of the loop: filtered
+		{rs, "", 0, "", "", true},
+		{r, "return", 5, "i", "1000000", false},
+		{n, "line", 8, "b", "1000000", false}, // n at a return steps (bpo-13183)
+		{rs, "return", 5, "i", "1000000", false},
+		{rs, "line", 5, "i", "1000000", false}, // unt's stop
+		{rs, "", 0, "", "", true},
+		{n, "return", 5, "i", "1000000", false},
+		{n, "line", 8, "b", "1000000", false},
+		{st1, "call", 1, "n", "1000000", false},
+		{r, "return", 5, "i", "1000000", false}, // out of loop(): filtered
+		{n, "line", 9, "c", "1000000", false},
+	}
+	for k, step := range steps {
+		t0 := time.Now()
+		pauses, filtered = 0, 0
+		st, err := s.Do(ctx, step.cmd)
+		if d := time.Since(t0); d > 100*time.Millisecond {
+			t.Logf("step %d %+v: %v, %d pauses, %d filtered", k, step.cmd, d, pauses, filtered)
+		}
+		if step.refused {
+			if !errors.Is(err, ErrUnrecordedPast) {
+				t.Fatalf("step %d %+v: %+v %v, want ErrUnrecordedPast", k, step.cmd, st, err)
+			}
+			continue
+		}
+		if err != nil || st.Event != step.event || st.Lineno != step.line || st.IsExit() {
+			t.Fatalf("step %d %+v: %+v %v, want %s at line %d", k, step.cmd, st, err, step.event, step.line)
+		}
+		if v, _ := st.Locals.Get(step.name); step.name != "" && v != step.value {
+			t.Fatalf("step %d: %s = %q, want %q", k, step.name, v, step.value)
+		}
+	}
+	st, err := s.Do(ctx, Command{Action: Continue})
+	if err != nil || st.Exit != tracer.ExitNormal || out.String() != "3000000\n" {
+		t.Fatalf("c: %+v %v, output %q", st, err, out.String())
+	}
+	if allFiltered < 3 {
+		t.Errorf("%d filtered resumes, want one for each of n, unt and r over a loop", allFiltered)
+	}
+	tr := b.Tree().T
+	if len(tr.States) > liveRecordStates+3*liveStepStates+100 {
+		t.Errorf("%d states recorded", len(tr.States))
+	}
+	t.Logf("n, unt and r over 2M events each: %v, %d states", time.Since(began), len(tr.States))
 }
 
 // TestFilteredContinueInterrupted: an endless loop with a breakpoint it
@@ -357,6 +453,9 @@ func filteredView(st Stop) string {
 	return fmt.Sprintf("%s %s:%d depth %d %v %q", st.Event, st.Function, st.Lineno, st.Depth, locals, st.Arg)
 }
 
+// beforeCommand, if set, is told each command driveViews runs.
+var beforeCommand func(string)
+
 // driveViews runs cmds (TestLiveSessionMatchesWholeTrace's strings) and
 // returns what each stop showed, with its stack; after the commands, if
 // the program ended, reverse commands from the end.
@@ -375,6 +474,9 @@ func driveViews(t *testing.T, b Backend, cmds []string) []string {
 		}
 		if !move || s.Current().IsExit() && !cmd.Reverse() {
 			return true
+		}
+		if beforeCommand != nil {
+			beforeCommand(c)
 		}
 		st, err := s.Do(ctx, cmd)
 		if err != nil {
@@ -402,13 +504,25 @@ func driveViews(t *testing.T, b Backend, cmds []string) []string {
 }
 
 // TestFilteredSessionMatchesWholeTrace: the random pdb sequences of the
-// conformance test, on every conformance fixture, with every continue
-// that has a breakpoint going filtered (liveRecordStates 0) and the
-// breakpoints' continues made frequent, stop where the whole trace's
-// session stops; from the end, reverse commands go through the replay.
+// conformance test, on every conformance fixture (generators, recursion,
+// exceptions, finalizers, exec'd code), with every continue that has a
+// breakpoint and every next, until and return going filtered
+// (withRecordStates 0) and the breakpoints' continues made frequent, stop
+// where the whole trace's session stops; from the end, reverse commands
+// go through the replay.
 func TestFilteredSessionMatchesWholeTrace(t *testing.T) {
 	python := pythonExe(t)
 	sequences := liveSequences(6, 2)
+	filteredBy := map[string]int{} // command -> filtered resumes it made
+	defer func() { beforeCommand = nil }()
+	t.Cleanup(func() {
+		t.Logf("filtered resumes by command: %v", filteredBy)
+		for _, c := range []string{"c", "n", "r", "unt"} {
+			if filteredBy[c] == 0 && !t.Failed() {
+				t.Errorf("no %s went filtered: %v", c, filteredBy)
+			}
+		}
+	})
 	for _, fx := range conformanceFixtures {
 		t.Run(fx.name(), func(t *testing.T) {
 			prog, whole, hit := fixtureRun(t, python, fx)
@@ -424,7 +538,16 @@ func TestFilteredSessionMatchesWholeTrace(t *testing.T) {
 				want := driveViews(t, NewTraceBackend(whole), cmds)
 				var got []string
 				lb := liveBackend(t, python, prog, tracer.Limits{})
+				cmd, more := "", lb.Tree().more
+				beforeCommand = func(c string) { cmd, _, _ = strings.Cut(c, " ") }
+				lb.Tree().more = func(p tracer.Pause) (bool, bool) {
+					if p.Filtered {
+						filteredBy[cmd]++
+					}
+					return more(p)
+				}
 				withRecordStates(0, func() { got = driveViews(t, lb, cmds) })
+				beforeCommand = nil
 				lb.Close()
 				if !reflect.DeepEqual(got, want) {
 					d := 0

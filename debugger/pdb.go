@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 
 	"ndb/tracer"
@@ -63,9 +64,12 @@ type pdbSim struct {
 	breaks      map[int]bool // the lines of the command being run
 	raised      bool         // Command.Raised: a continue that also stops at every exception event
 	firstLine   map[int]int  // frame -> its code's co_firstlineno (the line of its first call event)
+	firstState  map[int]int  // frame -> the index of its first state
 	scanned     int          // states read into gen and firstLine
 	chains      []*pinChain  // exceptions pdb stopped at, followed as far as the trace goes
 	interrupt   int          // a live run was interrupted after this state: stop there (-1: none)
+	cmdFrom     int          // the first state of the command being run
+	cmdPauses   int          // how many times the live run paused for it
 	// bdb does not see the finalizers that run when the previous stop's
 	// frame (lastStop) or a pinned frame returns (see run): teardown holds
 	// while the states read are such a teardown's, of teardownFrame.
@@ -81,6 +85,15 @@ type pdbSim struct {
 // the tests.
 var liveRecordStates = 50_000
 
+// liveStepStates: a next, until or return on a long run records this
+// many events of its own before it goes on filtered, so that one over a
+// short call keeps the call for reverse commands; or fewer, when it has
+// paused liveStepPauses times meanwhile (an until or return pauses at
+// every event of its frame while it records). A variable for the tests.
+var liveStepStates = 10_000
+
+const liveStepPauses = 200
+
 // filterRecheck is how many events a continue records, when it cannot go
 // on filtered yet (a teardown or a pinned exception is being followed),
 // before it asks again.
@@ -88,7 +101,8 @@ const filterRecheck = 1000
 
 func newPdbSim(tr *Tree) *pdbSim {
 	return &pdbSim{tr: tr, stopframe: frameNone, returnframe: frameNone,
-		traced: map[int]bool{}, gen: map[int]bool{}, pinned: map[int]bool{}, firstLine: map[int]int{}, interrupt: -1, lastStop: frameNone}
+		traced: map[int]bool{}, gen: map[int]bool{}, pinned: map[int]bool{}, firstLine: map[int]int{},
+		firstState: map[int]int{}, interrupt: -1, lastStop: frameNone}
 }
 
 // scan reads the states not yet seen into gen and firstLine (the trace of
@@ -99,6 +113,9 @@ func (sim *pdbSim) scan() {
 		s := &states[sim.scanned]
 		if s.Gen {
 			sim.gen[s.Frame] = true
+		}
+		if _, ok := sim.firstState[s.Frame]; !ok {
+			sim.firstState[s.Frame] = sim.scanned
 		}
 		if _, ok := sim.firstLine[s.Frame]; !ok && s.Event == tracer.EventCall {
 			first, ok := sim.tr.T.FirstLines[s.Frame] // a frame found running
@@ -131,6 +148,7 @@ func (sim *pdbSim) have(k int) bool {
 		if sim.tr.more == nil {
 			return false
 		}
+		sim.cmdPauses++
 		interrupted, ok := sim.tr.more(sim.pause())
 		if interrupted {
 			sim.interrupt = len(sim.tr.T.States) - 1
@@ -159,19 +177,18 @@ func (sim *pdbSim) pause() tracer.Pause {
 	}
 	if sim.raised { // every exception event may stop: nothing is filtered
 		p.Exceptions = true
-	} else if sim.continuing() {
-		// bdb's set_continue with breakpoints: only a breakpoint stops, so
-		// a long run goes on unrecorded and pauses only where one may
-		// (a line of one, the start of code with a function breakpoint;
-		// breakHere decides), and at the returns that begin a teardown
+	} else if sim.filtering() {
+		// a long run goes on unrecorded and pauses only where bdb may
+		// stop (breakHere and stopHere decide)
 		n := len(sim.tr.T.States)
-		if n >= liveRecordStates && sim.filterable() {
-			p.Filtered = true
-			p.Lines, p.Starts = sim.candidates()
-			p.Frames = sim.teardownFrames()
-			return p
+		need := liveRecordStates - n
+		if !sim.continuing() && sim.cmdPauses < liveStepPauses {
+			need = max(need, liveStepStates-(n-sim.cmdFrom))
 		}
-		p.Budget = max(liveRecordStates-n, filterRecheck)
+		if need <= 0 && sim.filterable() {
+			return sim.filteredPause()
+		}
+		p.Budget = max(need, filterRecheck)
 	}
 	for _, f := range []int{sim.stopframe, sim.returnframe} {
 		if f > frameOpaque {
@@ -186,6 +203,38 @@ func (sim *pdbSim) pause() tracer.Pause {
 		if b.Func != "" {
 			p.Funcs = append(p.Funcs, b.Func)
 		}
+	}
+	return p
+}
+
+// filtering reports whether the command being run can go on filtered
+// (unrecorded, tracer.Pause.Filtered) on a long run: a continue with
+// breakpoints, or a next, until or return whose stopframe is not a
+// generator's (stepping over a generator, bdb also stops at StopIteration
+// and GeneratorExit in any frame: that run is recorded).
+func (sim *pdbSim) filtering() bool {
+	if sim.tracingOff || sim.raised || sim.stopframe == frameNone {
+		return false
+	}
+	return sim.continuing() || sim.stopframe != frameBot && !sim.isGen(sim.stopframe)
+}
+
+// filteredPause is where a filtered run pauses: bdb's break_here
+// candidates (candidates), the returns that begin a teardown
+// (teardownFrames), and stop_here's and dispatch_return's frames: every
+// line event of stopframe from stoplineno on and its exceptions (Steps),
+// the returns of stopframe and returnframe (Frames).
+func (sim *pdbSim) filteredPause() tracer.Pause {
+	p := tracer.Pause{Depth: -1, Filtered: true}
+	p.Lines, p.Starts = sim.candidates()
+	p.Frames = sim.teardownFrames()
+	for _, f := range []int{sim.stopframe, sim.returnframe} {
+		if f > frameOpaque && !slices.Contains(p.Frames, f) {
+			p.Frames = append(p.Frames, f)
+		}
+	}
+	if sim.stopframe > frameOpaque && sim.stoplineno != -1 {
+		p.Steps, p.StepsFrom = []int{sim.stopframe}, sim.stoplineno
 	}
 	return p
 }
@@ -527,6 +576,7 @@ func (sim *pdbSim) stopHere(s *tracer.State) bool {
 // events right after that frame's return are therefore not dispatched.
 func (sim *pdbSim) run(from int, breaks map[int]bool, lastStop int) int {
 	sim.breaks = breaks
+	sim.cmdFrom, sim.cmdPauses = from, 0
 	stepping := func() bool { return sim.stopframe != frameNone }
 	states := sim.tr.T.States
 	// A stop at that frame's own return event starts its teardown at once.
@@ -554,6 +604,16 @@ func (sim *pdbSim) run(from int, breaks map[int]bool, lastStop int) int {
 			return k
 		}
 		if sim.tracingOff {
+			continue
+		}
+		if sim.standIn(k) {
+			// no event: bdb's dispatch_call ran, unseen, for a frame
+			// entered (or a generator resumed) in the unrecorded stretch;
+			// a frame known before keeps its f_trace
+			sim.scan()
+			if first := sim.firstState[s.Frame]; (first == k || s.Gen) && (sim.stopHere(s) || len(breaks) > 0 || sim.raised) {
+				sim.traced[s.Frame] = true
+			}
 			continue
 		}
 		if sim.teardown {
@@ -611,6 +671,23 @@ func (sim *pdbSim) run(from int, breaks map[int]bool, lastStop int) int {
 		}
 	}
 	return len(sim.tr.T.States)
+}
+
+// standIn reports whether state k is a call state standing for a frame
+// found on the stack after an unrecorded stretch (the states from a gap of
+// Trace.Unrecorded up to its Trace.Resumed): no event.
+func (sim *pdbSim) standIn(k int) bool {
+	t := sim.tr.T
+	i := sort.SearchInts(t.Unrecorded, k+1) - 1 // the last gap at or before k
+	if i < 0 {
+		return false
+	}
+	j := sort.SearchInts(t.Resumed, t.Unrecorded[i])
+	if j == len(t.Resumed) {
+		return false
+	}
+	r := t.Resumed[j]
+	return k < r && (i+1 == len(t.Unrecorded) || t.Unrecorded[i+1] > r)
 }
 
 // finalizerEnd recognises a finalizer starting at state k: the close of an

@@ -177,7 +177,7 @@ func (b *TraceBackend) backTo(q Pos) error {
 		return nil // the session steps on into the calls' last state (Session.Do)
 	}
 	if q.Index < floor {
-		return fmt.Errorf("%w and has not ended: reverse commands go back only to where it paused after that stretch (an interrupt, or a breakpoint a long continue reached unrecorded), not into it; restart (or set a breakpoint before c) to travel back in that part of the run", ErrUnrecordedPast)
+		return fmt.Errorf("%w and has not ended: reverse commands go back only to where it paused after that stretch (an interrupt, a breakpoint a long continue reached unrecorded, or the stop of a next, until or return over a long call), not into it; restart (or set a breakpoint before c) to travel back in that part of the run", ErrUnrecordedPast)
 	}
 	return nil
 }

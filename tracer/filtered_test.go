@@ -113,3 +113,78 @@ func TestFilteredResumeReturn(t *testing.T) {
 		t.Fatalf("paused at %+v, want f's return", last)
 	}
 }
+
+// A filtered stretch of pdb's next, until and return (Pause.Steps) pauses
+// at each line of the stepped frame from StepsFrom on and at its
+// exceptions; the frames it calls run unrecorded. A frame found on the
+// stack whose caller is exec'd code says so (CallerUntraced), as its call
+// event would.
+func TestFilteredResumeSteps(t *testing.T) {
+	src := `def work(n):
+    s = 0
+    for k in range(n):
+        s += k
+    return s
+
+def main():
+    a = work(5000)
+    for i in range(3):
+        a += i
+    try:
+        work(None)
+    except TypeError:
+        pass
+    return a
+
+v = main()
+ns = {"work": work}
+exec("w = work(10)", ns)
+print(v)
+`
+	r := startLive(t, liveTracer(t), src, Limits{}, nil)
+	ctx := context.Background()
+	var main State
+	for main.Function != "main" || main.Event != EventLine {
+		if err := r.Resume(ctx, PauseAll); err != nil {
+			t.Fatal(err)
+		}
+		main = r.Trace().States[len(r.Trace().States)-1]
+	}
+	last := func() State { return r.Trace().States[len(r.Trace().States)-1] }
+	steps := []struct {
+		from        int
+		event       string
+		line        int
+		local, want string
+	}{
+		{0, EventLine, 9, "a", "12497500"},   // next over work(5000): unrecorded
+		{11, EventLine, 11, "a", "12497503"}, // until 11: the loop's lines do not pause
+		{0, EventLine, 12, "", ""},
+		{0, EventException, 12, "", ""}, // work's TypeError, in main
+		{0, EventLine, 13, "", ""},
+	}
+	for k, step := range steps {
+		n := len(r.Trace().States)
+		if err := r.Resume(ctx, Pause{Filtered: true, Steps: []int{main.Frame}, StepsFrom: step.from, Frames: []int{main.Frame}}); err != nil {
+			t.Fatal(err)
+		}
+		s := last()
+		if s.Event != step.event || s.Lineno != step.line || s.Frame != main.Frame {
+			t.Fatalf("step %d: paused at %+v, want %s at line %d in main", k, s, step.event, step.line)
+		}
+		if v, _ := s.Locals.Get(step.local); step.local != "" && v != step.want {
+			t.Errorf("step %d: %s = %q, want %q", k, step.local, v, step.want)
+		}
+		if added := len(r.Trace().States) - n; added > 3 { // the stack's two call states, the event
+			t.Errorf("step %d: %d states recorded", k, added)
+		}
+	}
+	if err := r.Resume(ctx, Pause{Filtered: true, Lines: []int{4}}); err != nil {
+		t.Fatal(err)
+	}
+	tr := r.Trace()
+	stack := tr.States[tr.Unrecorded[len(tr.Unrecorded)-1]:]
+	if len(stack) != 3 || stack[1].Function != "work" || !stack[1].CallerUntraced || stack[0].CallerUntraced {
+		t.Fatalf("the stack found in exec'd code: %+v", stack)
+	}
+}

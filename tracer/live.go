@@ -48,6 +48,12 @@ type Pause struct {
 	// docs/debugger.md, "Long runs"). Depth, Funcs and Exceptions are void.
 	Filtered bool  `json:"filtered,omitempty"`
 	Starts   []int `json:"starts,omitempty"`
+	// Steps, with Filtered, are the frames pdb steps in (a next, until or
+	// return: bdb's stopframe): a filtered run also pauses at each of their
+	// line events at a line >= StepsFrom and at each of their exception
+	// events (stop_here's frames), and traces them wherever they run.
+	Steps     []int `json:"steps,omitempty"`
+	StepsFrom int   `json:"steps_from,omitempty"`
 	// Budget, if > 0, also pauses once that many more events have been
 	// recorded (a long recorded stretch is cut for the debugger to choose
 	// again); void with Untraced and Filtered.
@@ -176,7 +182,8 @@ func (r *Run) Resume(ctx context.Context, f Pause) error {
 	}
 	if err := r.request(map[string]any{"op": "go", "depth": f.Depth, "frames": f.Frames,
 		"lines": f.Lines, "funcs": f.Funcs, "exceptions": f.Exceptions, "untraced": f.Untraced,
-		"filtered": f.Filtered && !f.Untraced, "starts": f.Starts, "budget": max(f.Budget, 0)}); err != nil {
+		"filtered": f.Filtered && !f.Untraced, "starts": f.Starts, "steps": f.Steps,
+		"steps_from": f.StepsFrom, "budget": max(f.Budget, 0)}); err != nil {
 		return err
 	}
 	r.paused = false

@@ -36,10 +36,11 @@
 #     recorded, but at a line event at one of "lines" or in code whose
 #     co_firstlineno is one of "starts", and at the return of a frame in
 #     "frames", the stack is sent as after an interrupt, then the event,
-#     then a pause.
+#     then a pause; also at the line events at or past "steps_from" and
+#     the exception events of a frame in "steps" (pdb's next, until, return).
 # Go -> child while paused (through the worker): 4-byte little-endian length
 # + JSON: {"op": "go", "depth", "frames", "lines", "funcs", "exceptions",
-# "untraced", "filtered", "starts", "budget"} (budget: pause after that many more
+# "untraced", "filtered", "starts", "steps", "steps_from", "budget"} (budget: pause after that many more
 # recorded events),
 # {"op": "eval", "src", "mode", "level"}, {"op": "jump", "line"}.
 # A live run with "input" reads its stdin from a pipe the worker writes:
@@ -795,7 +796,8 @@ class _RunPauses:
                     if msg.get("untraced"):
                         self.go_untraced(frame)
                     elif msg.get("filtered"):
-                        self.go_filtered(frame, pz[2], frozenset(msg.get("starts") or ()))
+                        self.go_filtered(frame, pz[2], frozenset(msg.get("starts") or ()),
+                                         frozenset(msg.get("steps") or ()), int(msg.get("steps_from") or 0))
                 return
             if op == "eval":
                 try:
@@ -909,7 +911,9 @@ class _RunResumes:
         # the stack is recorded as after an interrupt, then the event, and the
         # program pauses for ndb's pdb simulation to decide.
         self.filtered = [False]
-        self.filt_lines = [frozenset(), frozenset()]  # lines, starts (co_firstlineno of function breakpoints)
+        # lines, starts (co_firstlineno of function breakpoints), steps (the
+        # ids of the frames pdb steps in), steps_from (their first line that stops)
+        self.filt_lines = [frozenset(), frozenset(), frozenset(), 0]
         self.may_hit_cache = {}  # code -> whether a line of it is in filt_lines[0]
         self.excepted = set()  # known frames whose last event was an exception (see filtered_other)
         self.quiet = set()  # known frames traced for their return only (f_trace_lines off)
@@ -974,14 +978,15 @@ class _RunResumes:
                 st = _frame_state(counter[1], depth, f.f_code)
             st[1] = depth
             keep[f] = st
-            self.call_record(st, f, f.f_lineno)
+            # pdb's f_back of a frame called from exec'd code is that code's frame
+            self.call_record(st, f, f.f_lineno, int(depth > 0 and f.f_back is not stack[depth - 1]))
             f.f_trace = local_trace
         self.out.append(("u", 1))  # the records above stand for the stack, not for events
         frames.clear()
         frames.update(keep)
         sys.settrace(self.global_trace)
 
-    def go_filtered(self, frame, lines, starts):
+    def go_filtered(self, frame, lines, starts, steps, steps_from):
         """Untraced but for the frames that can reach a breakpoint (see
         filtered in init_resumes). SIGUSR2 waits until the mode is set up: an
         interrupt then reattaches from a consistent state."""
@@ -993,7 +998,7 @@ class _RunResumes:
             filt_lines = self.filt_lines
             if lines != filt_lines[0]:
                 self.may_hit_cache.clear()
-            filt_lines[0], filt_lines[1] = lines, starts
+            filt_lines[0], filt_lines[1], filt_lines[2], filt_lines[3] = lines, starts, steps, steps_from
             self.filtered[0] = True
             self.excepted.clear()
             f = frame
@@ -1006,10 +1011,11 @@ class _RunResumes:
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
-    def call_record(self, st, f, line):
+    def call_record(self, st, f, line, untraced=0):
         """A call record for frame f, which is past its call: its locals
         are its arguments (as at a call event: pdb's `a` reads them), the
-        next record of the frame sends all of them again."""
+        next record of the frame sends all of them again. untraced: its
+        direct caller is not a program frame (as a call record says)."""
         code = f.f_code
         n = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x4) + bool(code.co_flags & 0x8)
         d = f.f_locals
@@ -1019,9 +1025,9 @@ class _RunResumes:
             changes.append(i)
             changes.append(brepr(d[k], self.repr_limit))
         if line != code.co_firstlineno:
-            self.out.append((0, line, st[0], st[1], changes, keys, code.co_name, int(st[7]), 0, code.co_firstlineno))
+            self.out.append((0, line, st[0], st[1], changes, keys, code.co_name, int(st[7]), untraced, code.co_firstlineno))
         else:
-            self.out.append((0, line, st[0], st[1], changes, keys, code.co_name, int(st[7]), 0))
+            self.out.append((0, line, st[0], st[1], changes, keys, code.co_name, int(st[7]), untraced))
         st[2] = None  # unknown: the next delta is a whole one
         st[11] = None
         st[6] = 0
@@ -1540,9 +1546,14 @@ def _make_filtered_trace(run):
     recorder_failed = run.recorder_failed
 
     def filtered_trace(frame, code):
-        """The local trace of a program frame in a filtered stretch: every
-        line of code with a function breakpoint, the breakpoint lines of
-        code that has some, the return of a frame ndb knows; else None."""
+        """The local trace of a program frame in a filtered stretch: the
+        lines and exceptions of a frame pdb steps in, every line of code
+        with a function breakpoint, the breakpoint lines of code that has
+        some, the return of a frame ndb knows; else None."""
+        if filt_lines[2]:
+            st = frames.get(frame)
+            if st is not None and st[0] in filt_lines[2]:
+                return filtered_step
         if code.co_firstlineno in filt_lines[1]:
             return filtered_every
         h = may_hit_cache.get(code)
@@ -1591,6 +1602,25 @@ def _make_filtered_trace(run):
             if event == "line":
                 return filtered_stop(frame, event, arg)
             return filtered_other(frame, event, arg, filtered_every)
+        except BaseException as e:
+            recorder_failed(e)
+
+    def filtered_step(frame, event, arg):
+        """A frame pdb steps in (stop_here's: a next's, an until's): its
+        line events from steps_from on and its exceptions may stop."""
+        try:
+            if not filtered[0]:
+                return local_trace(frame, event, arg)
+            if event == "line":
+                line = frame.f_lineno
+                if line >= filt_lines[3] or line in filt_lines[0] or frame.f_code.co_firstlineno in filt_lines[1]:
+                    return filtered_stop(frame, event, arg)
+                if excepted:
+                    excepted.discard(frame)
+                return filtered_step
+            if event == "exception":
+                return filtered_stop(frame, event, arg)
+            return filtered_other(frame, event, arg, filtered_step)
         except BaseException as e:
             recorder_failed(e)
 
