@@ -54,6 +54,13 @@ type SessionOptions struct {
 	// Dump, when set, receives one JSON line per session: program,
 	// commands, the first wrong stop (predicted and real) if any.
 	Dump io.Writer
+	// KeepBreaks keeps each `b LINE` set for the rest of the session, as
+	// pdb does. Off, a `b LINE` serves its one command, like tbreak: the
+	// format's step actions know no breakpoints, and a model engine
+	// answers a step with breakpoints set by predicted steps (up to
+	// Neural.MaxRollout predictions a command: an hour and more for 120
+	// sessions on 2 cores, against 4 minutes).
+	KeepBreaks bool
 }
 
 func (o *SessionOptions) defaults() {
@@ -363,12 +370,17 @@ func runSession(ctx context.Context, opts SessionOptions, np NamedProgram, tr *t
 	if err != nil {
 		return res, err
 	}
-	// do runs one command. A `b LINE` stays set, as in pdb: later commands
-	// (n, r, unt, c, rc) stop there too when they reach it, on every engine
-	// (a model engine rolls such a command out by predicted steps under
-	// pdb's rules, debugger.Rollout). A breakpoint whose command the
-	// session refused is taken back, so both sides keep the same ones.
+	// do runs one command. With KeepBreaks a `b LINE` stays set, as in
+	// pdb: later commands (n, r, unt, c, rc) stop there too when they
+	// reach it, on every engine (a model engine rolls such a command out
+	// by predicted steps under pdb's rules, debugger.Rollout), and a
+	// breakpoint whose command the session refused is taken back, so both
+	// sides keep the same ones. Without, it serves its one command.
 	do := func(s *debugger.Session, cmd debugger.Command, brk int) (debugger.Stop, error) {
+		if !opts.KeepBreaks {
+			s.ClearBreaks()
+			defer s.ClearBreaks()
+		}
 		if brk <= 0 {
 			return s.Do(ctx, cmd)
 		}

@@ -145,7 +145,7 @@ print(outer(5))
 					k++
 					return sc.name, debugger.Moves[strings.TrimPrefix(sc.name, "b+")], sc.line
 				}
-				res, err := runSession(ctx, SessionOptions{Stops: len(c.script), Real: real, Engine: e}, np, tr, draw)
+				res, err := runSession(ctx, SessionOptions{Stops: len(c.script), KeepBreaks: true, Real: real, Engine: e}, np, tr, draw)
 				if err != nil {
 					t.Fatal(err)
 				}

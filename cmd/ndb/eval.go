@@ -615,6 +615,7 @@ func evalSessionCommand() *cobra.Command {
 	var held heldOutFlags
 	var dump string
 	var sessions, stops int
+	var keepBreaks bool
 	cmd := &cobra.Command{
 		Use:   "session (--programs DIR | --source NAME[,NAME...])",
 		Short: "Whole-session accuracy: random pdb command sequences, the engine against the real program",
@@ -641,7 +642,7 @@ of them) and value, or the same exit (docs/eval.md). Programs: as for next-state
 			defer env.close()
 			bar := f.bar(sessions*len(env.sets), "sessions")
 			rep, err := eval.RunSessions(env.ctx, env.sets, eval.SessionOptions{Sessions: sessions, Stops: stops, Seed: f.seed,
-				Real: env.eng.real, Engine: env.eng.engine, Dump: env.dump, Progress: func(done, total int) {
+				KeepBreaks: keepBreaks, Real: env.eng.real, Engine: env.eng.engine, Dump: env.dump, Progress: func(done, total int) {
 					if bar != nil {
 						bar.Set(done)
 					}
@@ -668,6 +669,7 @@ of them) and value, or the same exit (docs/eval.md). Programs: as for next-state
 		"use at most this many held-out programs per source (0: all)")
 	fs.IntVar(&sessions, "sessions", 30, "sessions per source")
 	fs.IntVar(&stops, "stops", 10, "commands per session (fewer when the program ends)")
+	fs.BoolVar(&keepBreaks, "keep-breaks", false, "keep each b LINE set for the rest of the session, as pdb does (later n, r, unt, c stop there too; a model engine answers those by predicted steps, many times slower); default: a b LINE serves its one command, like tbreak")
 	fs.IntVar(&f.maxTokens, "max-tokens", 0, "model engine: token budget of one predicted frame (0: the runtime's default, 384)")
 	fs.StringVar(&dump, "dump", "", "write every session (commands, the first wrong stop, predicted and real) as JSON lines to this file")
 	return cmd
