@@ -63,6 +63,15 @@ type liveRun struct {
 	bps []*BreakSpec
 	// args are the arguments of the last `run ARGS` (nil: the program's own)
 	args []string
+
+	// tailOf is the tree made of a tail recorded from a checkpoint
+	// (replay.go, recordTail); noTail why the last reverse command past an
+	// untraced stretch could not use one; replays counts the runs recorded
+	// again from the start (recordPast).
+	tailOf   *Tree
+	noTail   string
+	replays  int
+	tailRuns int
 }
 
 type condKey struct {

@@ -170,6 +170,7 @@ func (sim *pdbSim) pause() tracer.Pause {
 	p := tracer.Pause{Depth: -1}
 	if sim.tracingOff { // set_continue's sys.settrace(None): nothing recorded (tracebackend.go, recordPast)
 		p.Untraced = true
+		p.CheckpointCPU = checkpointCPU // replay.go, recordTail
 		return p
 	}
 	if sim.stopframe == frameNone {
@@ -787,6 +788,15 @@ func (b *TraceBackend) nextWithBreaks(ctx context.Context, history []Step, cmd C
 		return Stop{}, err
 	}
 	if cmd.Reverse() {
+		history, err := b.recordTail(ctx, history, cmd, bps, func(p Pos) Pos { // replay.go
+			if cmd.Action == Continue {
+				return b.reverseContinueWith(p, NewReverseContinue(nil, bps))
+			}
+			return pdbBeforeStart(b.tr, b.tr.Apply(p, cmd))
+		})
+		if err != nil {
+			return Stop{}, err
+		}
 		if cmd.Action != Continue {
 			return b.next(ctx, history, cmd)
 		}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
+	"time"
 
 	"ndb/tracer"
 )
@@ -42,8 +44,8 @@ func (b *TraceBackend) pastUnrecorded(s Stop) bool {
 // trace is the new run's: positions up to the first gap are the same, and
 // the exit is the new trace's (PosOf s again).
 func (b *TraceBackend) recordPast(ctx context.Context, s Stop) error {
-	if !b.pastUnrecorded(s) {
-		return nil
+	if !b.pastUnrecorded(s) || b.live.tailOf == b.tr {
+		return nil // a tail recorded from a checkpoint holds the target (recordTail)
 	}
 	if b.noPastOf == b.tr {
 		return b.noPast
@@ -74,6 +76,7 @@ func (b *TraceBackend) recordPast(ctx context.Context, s Stop) error {
 	l.mu.Lock()
 	l.run = run // Interrupt (Ctrl-C) reaches the replay
 	l.mu.Unlock()
+	l.replays++
 	why, interrupted := "", false
 	// Conditions are Python evaluated in the frames: the replay pauses
 	// where a breakpoint with one is, to know them in the new trace too.
@@ -169,6 +172,11 @@ func samePast(want, got *tracer.Trace, gap int) string {
 // states that stand for the stack it found, nor anything before the gap.
 func (b *TraceBackend) backTo(q Pos) error {
 	t := b.tr.T
+	if b.live != nil && b.live.tailOf == b.tr && q.Index < resumedAt(t) && !(q.LineCall && q.Index >= 0 && b.tr.lastChild[q.Index] >= resumedAt(t)) {
+		// recordTail replays such a command from the start; a caller that
+		// did not ask it gets no stop from outside the tail
+		return fmt.Errorf("%w: the target is before the part recorded again from a checkpoint", ErrUnrecordedPast)
+	}
 	if b.live == nil || len(t.Unrecorded) == 0 || t.Exit.Kind != "" {
 		return nil
 	}
@@ -191,4 +199,139 @@ func resumedAt(t *tracer.Trace) int {
 		return r[len(r)-1]
 	}
 	return len(t.States)
+}
+
+// Checkpoints (docs/debugger.md, "Long runs"). While a `c` runs untraced
+// the program forks a checkpoint every 50 ms of its CPU and keeps the
+// newest few (tracer.Run.FromCheckpoint). A reverse command from past
+// that stretch, once the program has ended, first runs the newest
+// checkpoint to the end and records the last ~100,000 events of it (the
+// tail): the trace is then the first run's states up to the `c`, call
+// states for the stack the tail began with (Trace.Resumed), and the tail,
+// which are the whole run's last states. The command moves in that trace
+// when its target is in the tail (at or past Resumed): the tree's reverse
+// motions there depend only on the states from the target on, which are
+// the whole run's. Otherwise (rr to a frame older than the tail, rc to a
+// breakpoint hit before it) the run is recorded again from its start
+// (recordPast), and the stop the session is at moves to its place there.
+
+// checkpointCPU is the program's CPU time between two checkpoints of an
+// untraced stretch (0: the tracer's, 50 ms); tests make it shorter.
+var checkpointCPU time.Duration
+
+// recordTail makes the trace a checkpoint's tail for a reverse command
+// from history's last stop when that stop comes after an untraced stretch
+// and the tail holds the command's target (target: where the command goes
+// from a position, in the trace as it is then); else, if the trace is such
+// a tail, it records the run again from its start and returns history
+// with its last stop in the new trace. A no-op otherwise. bps: the
+// session's breakpoints (a condition needs the replay, which evaluates it).
+func (b *TraceBackend) recordTail(ctx context.Context, history []Step, cmd Command, bps []*BreakSpec, target func(Pos) Pos) ([]Step, error) {
+	l := b.live
+	s := history[len(history)-1].Stop
+	if !b.pastUnrecorded(s) || b.noPastOf == b.tr {
+		return history, nil
+	}
+	if l.tailOf != b.tr {
+		if err := b.loadTail(ctx, bps); err != nil || l.tailOf != b.tr {
+			return history, err // recordPast replays (or has refused)
+		}
+	}
+	if b.tailHolds(s, cmd, bps, target) {
+		return history, nil
+	}
+	l.noTail = "the command's target is before the part recorded from the checkpoint"
+	tail := b.tr
+	l.tailOf = nil
+	if err := b.recordPast(ctx, s); err != nil {
+		l.tailOf = tail // the session stays in the tail
+		return nil, err
+	}
+	if s.IsExit() {
+		return history, nil
+	}
+	// the tail's states are the new run's last ones
+	k := len(b.tr.T.States) - (len(tail.T.States) - s.Index)
+	moved := append(history[:len(history)-1:len(history)-1], Step{Command: history[len(history)-1].Command,
+		Stop: b.StopAt(Pos{Index: k, LineCall: s.Event == KindInvLineCall})})
+	return moved, nil
+}
+
+// loadTail replaces the trace by the tail of its newest checkpoint
+// (see above); l.noTail says why not when it cannot.
+func (b *TraceBackend) loadTail(ctx context.Context, bps []*BreakSpec) error {
+	l := b.live
+	want := b.tr.T
+	switch {
+	case want.Exit.Kind == "":
+		l.noTail = "the program has not ended"
+	case l.run.Checkpoints() == 0:
+		l.noTail = "no checkpoint was taken (a short stretch, a program with threads, or none fit)"
+	case len(want.Unrecorded) != 1:
+		l.noTail = "the run went untraced more than once"
+	case slices.ContainsFunc(bps, func(bp *BreakSpec) bool { return bp.Cond != "" }):
+		l.noTail = "a breakpoint has a condition (the tail does not evaluate it)"
+	default:
+		l.noTail = ""
+	}
+	if l.noTail != "" {
+		return nil
+	}
+	gap := want.Unrecorded[0]
+	run, err := l.run.FromCheckpoint(ctx, tracer.Pause{Depth: -1})
+	if run != nil {
+		l.mu.Lock()
+		l.run = run // Interrupt (Ctrl-C) reaches the tail
+		l.mu.Unlock()
+	}
+	l.tailRuns++
+	if err != nil {
+		l.err = err
+		return fmt.Errorf("%w; running its end again from a checkpoint failed: %v", ErrUnrecordedPast, err)
+	}
+	why := ""
+	if reason, paused := run.Paused(); !run.Ended() {
+		if !paused || reason != tracer.PauseTimeout {
+			return fmt.Errorf("%w, and recording its end again from a checkpoint was interrupted", ErrUnrecordedPast)
+		}
+		why = fmt.Sprintf("recording it again took longer than the time limit (%v, --timeout)", run.Timeout())
+	}
+	got := run.Trace()
+	if len(got.Resumed) == 0 || got.Resumed[len(got.Resumed)-1] < gap {
+		l.noTail = "the checkpoint recorded no tail"
+		return nil // recordPast replays
+	}
+	if why == "" {
+		whole := *got
+		whole.Unrecorded = nil // the tail's gap is the first run's
+		why = samePast(want, &whole, gap)
+	}
+	if why != "" {
+		b.noPastOf = b.tr
+		b.noPast = fmt.Errorf("%w, and running its end again from a checkpoint does not reproduce this run exactly (%s): reverse commands cannot go back past the `c`; restart, or set a breakpoint before continuing", ErrUnrecordedPast, why)
+		return b.noPast
+	}
+	maps.DeleteFunc(l.conds, func(k condKey, _ condValue) bool { return k.index >= gap })
+	b.tr = NewTree(got)
+	b.tr.more = b.more
+	b.cacheSim = nil
+	l.tailOf = b.tr
+	return nil
+}
+
+// tailHolds reports whether target(s) is in the recorded tail of the
+// trace (at or past Trace.Resumed).
+func (b *TraceBackend) tailHolds(s Stop, cmd Command, bps []*BreakSpec, target func(Pos) Pos) bool {
+	p, ok := b.PosOf(s)
+	if !ok || slices.ContainsFunc(bps, func(bp *BreakSpec) bool { return bp.Cond != "" }) {
+		return false
+	}
+	q := target(p)
+	from := resumedAt(b.tr.T)
+	if cmd.Action == InvStepInto && q.LineCall && q.Index >= 0 && q.Index < from {
+		// a line whose calls the tail ends: Session.Do steps on at once
+		// into the last of them, which the tail holds
+		return b.tr.lastChild[q.Index] >= from
+	}
+	return q.Index >= from
 }

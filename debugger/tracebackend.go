@@ -137,6 +137,17 @@ func (b *TraceBackend) next(ctx context.Context, history []Step, cmd Command) (S
 	last := history[len(history)-1]
 	inverse := cmd.Reverse()
 	if inverse {
+		var err error
+		history, err = b.recordTail(ctx, history, cmd, nil, func(p Pos) Pos { // replay.go
+			if cmd.Action == Continue {
+				return b.reverseContinue(p, cmd.Breaks)
+			}
+			return pdbBeforeStart(b.tr, b.tr.Apply(p, cmd))
+		})
+		if err != nil {
+			return Stop{}, err
+		}
+		last = history[len(history)-1]
 		if err := b.recordPast(ctx, last.Stop); err != nil {
 			return Stop{}, err
 		}

@@ -14,7 +14,10 @@
 # every 10 ms from /proc (VmHWM: a process's own peak), largest reported.
 # NDB_BENCH_FLAGS adds flags to ndb debug (e.g. --max-trace-mb 1024);
 # NDB_BENCH_SCENARIOS picks scenarios (default "c bcc"; "rs": `c` then `rs`,
-# ndb only, the replay of docs/debugger.md; "n": `n` over each call of work(),
+# ndb only, the replay of docs/debugger.md, or the checkpoint's tail once the
+# run kept checkpoints; "back": `c`, then `rs`, `rn`, `rs`, `rn` from the end,
+# ndb only (a tail recorded from the newest checkpoint; compare with "c" for
+# what the four reverse commands cost); "n": `n` over each call of work(),
 # N/2 line events each, then `c`: ndb's next records its first 10,000 events,
 # then runs filtered, pausing only at the module's lines and returns).
 set -euo pipefail
@@ -100,6 +103,7 @@ for n in "${events[@]}"; do
       c) pdbin='c\nq\n'; ndbin='c\n' ;;
       bcc) pdbin='b 9\nc\nc\nq\n'; ndbin='b 9\nc\nc\n' ;;
       rs) pdbin=''; ndbin='c\nrs\n' ;;
+      back) pdbin=''; ndbin='c\nrs\nrn\nrs\nrn\n' ;;
       n) pdbin='n\nn\nn\nn\nn\nc\nq\n'; ndbin='n\nn\nn\nn\nn\nc\n' ;;
       *) echo "unknown scenario $sc" >&2; exit 2 ;;
     esac

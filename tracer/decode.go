@@ -54,6 +54,8 @@ type decoder struct {
 	traceback string       // "t": the uncaught exception's traceback
 	pause     *string      // "p": the child paused, with this reason
 	reply     *EvalResult  // "r": the answer to an eval or jump
+	// "k": checkpoints the run kept (taken while it ran untraced)
+	checkpoints int
 
 	// MaxTraceBytes: size counts every kept state as its JSON line roughly
 	// costs, and at least as much as its memory in ndb (stateBytes, the
@@ -225,7 +227,7 @@ func (d *decoder) src(lineno int) string {
 //	return    (2, lineno, frame, depth, repr[, changes[, keys]])
 //	exception (3, lineno, frame, depth, repr[, changes[, keys]])
 //	("o", stdout, truncated), ("x", kind, error, reason, code)
-//	live runs: ("w", text), ("t", traceback), ("p", reason), ("r", ok, text, locals), ("u"[, 1])
+//	live runs: ("w", text), ("t", traceback), ("p", reason), ("r", ok, text, locals), ("u"[, 1]), ("k", n)
 //
 // keys (the frame's full ordered key list) come only when they changed;
 // changes are [index, repr, ...] of changed values, or None. A return or
@@ -414,6 +416,14 @@ func (d *decoder) tagged(r *marshalReader, nf int) error {
 		if u := *list; len(u) == 0 || u[len(u)-1] < d.nstates {
 			*list = append(*list, d.nstates)
 		}
+	case tag == "k" && nf == 2:
+		// ("k", n): the run ended untraced with n checkpoints (live.go,
+		// FromCheckpoint)
+		n, err := r.int()
+		if err != nil || n < 1 {
+			return fmt.Errorf("bad checkpoints record")
+		}
+		d.checkpoints = n
 	case tag == "t" && nf == 2:
 		if d.traceback, err = d.text(r, "a traceback", evalChars); err != nil {
 			return err
@@ -424,7 +434,7 @@ func (d *decoder) tagged(r *marshalReader, nf int) error {
 			return err
 		}
 		switch reason {
-		case PauseFilter, PauseInterrupt, PauseJump, PausePostMortem:
+		case PauseFilter, PauseInterrupt, PauseJump, PausePostMortem, pauseEnded:
 		default:
 			return fmt.Errorf("unknown pause reason %q", reason)
 		}

@@ -58,6 +58,9 @@ type Pause struct {
 	// recorded (a long recorded stretch is cut for the debugger to choose
 	// again); void with Untraced and Filtered.
 	Budget int `json:"budget,omitempty"`
+	// CheckpointCPU, with Untraced: the program's CPU time between two
+	// checkpoints (FromCheckpoint); 0: 50 ms.
+	CheckpointCPU time.Duration `json:"checkpoint_cpu,omitempty"`
 }
 
 // PauseAll pauses after the next event (pdb's step).
@@ -70,6 +73,9 @@ const (
 	PauseTimeout    = "timeout"    // ran Limits.Timeout without a pause: interrupted by the run itself
 	PauseJump       = "jump"       // Jump moved the frame (the new line's state is the last)
 	PausePostMortem = "postmortem" // the program raised an uncaught exception; its frames stay for Eval
+	// pauseEnded: the program ended untraced and its checkpoints wait
+	// (FromCheckpoint); the run is Ended, as in post-mortem.
+	pauseEnded = "ended"
 )
 
 // EvalResult is the answer to Eval: the value's repr (pp: pprint's text;
@@ -152,6 +158,57 @@ func (t *Tracer) Start(ctx context.Context, p Program, lim Limits, output func(s
 	return r, nil
 }
 
+// Checkpoints is how many checkpoints of its last untraced stretch a run
+// that ended kept (0: none; FromCheckpoint needs one).
+func (r *Run) Checkpoints() int {
+	if !r.ended || !r.paused || r.closed || r.dec == nil || len(r.tr.Unrecorded) == 0 {
+		return 0
+	}
+	return r.dec.checkpoints
+}
+
+// FromCheckpoint runs the tail of an ended run again, recorded, from the
+// newest checkpoint its last untraced stretch kept (docs/debugger.md, "Long
+// runs"): the checkpoint counts its events to the end, and a copy of it
+// records the last of them (about 100,000) as after an interrupt: a call
+// state for each program frame on its stack, then the events, to its own
+// exit. The new run's trace is this one's states up to that stretch
+// (Unrecorded's last), then the tail (Resumed: its first event); it is
+// paused by f (not Untraced) as Resume would be, or ended. This run is
+// then over (its Close does nothing): the new one holds the tracer.
+func (r *Run) FromCheckpoint(ctx context.Context, f Pause) (*Run, error) {
+	if r.Checkpoints() == 0 {
+		return nil, errors.New("tracer: no checkpoint to run from")
+	}
+	if f.Depth < -1 {
+		f.Depth = -1
+	}
+	gap := r.tr.Unrecorded[len(r.tr.Unrecorded)-1]
+	tr := &Trace{Source: r.tr.Source, Call: r.tr.Call, States: append(make([]State, 0, gap+1024), r.tr.States[:gap]...),
+		Unrecorded: append([]int{}, r.tr.Unrecorded...)}
+	for _, k := range r.tr.Resumed {
+		if k < gap {
+			tr.Resumed = append(tr.Resumed, k)
+		}
+	}
+	for frame, first := range r.tr.FirstLines {
+		if tr.FirstLines == nil {
+			tr.FirstLines = map[int]int{}
+		}
+		tr.FirstLines[frame] = first // frames of the tail keep their numbers
+	}
+	n := &Run{t: r.t, tr: tr, lim: r.lim, nonce: r.nonce}
+	n.dec = newDecoder(tr.Source, tr, r.lim)
+	n.dec.nstates = gap
+	n.dec.cpuLimit = r.dec.cpuLimit
+	if err := r.request(map[string]any{"op": "checkpoint", "depth": f.Depth, "frames": f.Frames,
+		"lines": f.Lines, "funcs": f.Funcs, "exceptions": f.Exceptions, "budget": max(f.Budget, 0)}); err != nil {
+		return nil, err
+	}
+	r.closed = true // the new run holds the tracer (t.mu) from here
+	return n, n.wait(ctx, func() bool { return n.paused }, r.lim.Timeout)
+}
+
 // Trace is the run's trace so far: its States grow at each Resume, and
 // Exit is set once Ended.
 func (r *Run) Trace() *Trace { return r.tr }
@@ -183,7 +240,7 @@ func (r *Run) Resume(ctx context.Context, f Pause) error {
 	if err := r.request(map[string]any{"op": "go", "depth": f.Depth, "frames": f.Frames,
 		"lines": f.Lines, "funcs": f.Funcs, "exceptions": f.Exceptions, "untraced": f.Untraced,
 		"filtered": f.Filtered && !f.Untraced, "starts": f.Starts, "steps": f.Steps,
-		"steps_from": f.StepsFrom, "budget": max(f.Budget, 0)}); err != nil {
+		"steps_from": f.StepsFrom, "budget": max(f.Budget, 0), "checkpoint_cpu": f.CheckpointCPU.Seconds()}); err != nil {
 		return err
 	}
 	r.paused = false
@@ -444,7 +501,7 @@ func (r *Run) wait(ctx context.Context, done func() bool, limit time.Duration) e
 					r.reason = PauseTimeout
 				}
 				r.dec.states()
-				if r.reason == PausePostMortem && r.dec.exit != nil {
+				if (r.reason == PausePostMortem || r.reason == pauseEnded) && r.dec.exit != nil {
 					r.tr.Stdout, r.tr.Exit, r.tr.Traceback = r.dec.stdout, *r.dec.exit, r.dec.traceback
 					r.ended = true
 				}

@@ -38,10 +38,15 @@
 #     "frames", the stack is sent as after an interrupt, then the event,
 #     then a pause; also at the line events at or past "steps_from" and
 #     the exception events of a frame in "steps" (pdb's next, until, return).
+#   ("k", n): before the exit record of a run that ended untraced, its n
+#     checkpoints (forked while it ran untraced); then ("p", "ended"): the
+#     child waits for {"op": "checkpoint", + a go's filter}: the newest
+#     checkpoint records its tail to the end, on the same pipes (the stack
+#     as after an interrupt, ("u", 1), the events, its own exit record).
 # Go -> child while paused (through the worker): 4-byte little-endian length
 # + JSON: {"op": "go", "depth", "frames", "lines", "funcs", "exceptions",
-# "untraced", "filtered", "starts", "steps", "steps_from", "budget"} (budget: pause after that many more
-# recorded events),
+# "untraced", "filtered", "starts", "steps", "steps_from", "budget", "checkpoint_cpu"} (budget: pause after that many more
+# recorded events; checkpoint_cpu: seconds of CPU between checkpoints while untraced),
 # {"op": "eval", "src", "mode", "level"}, {"op": "jump", "line"}.
 # A live run with "input" reads its stdin from a pipe the worker writes:
 # Go sends {"input": nonce, "data": base64} and {"input": nonce, "eof": true}
@@ -63,6 +68,7 @@ import resource
 import select
 import shutil
 import signal
+import stat
 import struct
 import sys
 import tempfile
@@ -77,6 +83,22 @@ CUT_MARKER = "..."
 TRACE_LOST = "trace incomplete: tracing stopped early (recursion limit reached inside the tracer, or sys.settrace replaced)"
 REPR_SECONDS = 0.2  # a single user-defined __repr__ may run this long
 FLUSH_RECORDS = 4096
+# Checkpoints of an untraced continue (docs/debugger.md, "Long runs"): one is
+# forked every CKPT_CPU seconds of the program's CPU, the newest CKPT_RING are
+# kept; a resumed one counts its events to the end, and a copy of it records
+# the last CKPT_TAIL of them (counted trace calls).
+CKPT_CPU = 0.05
+CKPT_RING = 3
+CKPT_TAIL = 100000
+# While a checkpoint counts, it forks a copy every CKPT_COPY_CPU seconds of
+# CPU and keeps the newest CKPT_COPIES (and the first): the tail is
+# recorded by the newest forked before it, which counts only from there.
+CKPT_COPY_CPU = 0.005
+CKPT_COPIES = 4
+# A resumed checkpoint is the newest taken at least this long (program user
+# CPU) before the end, so that the tail it records starts that far back
+# (else the oldest kept).
+CKPT_BEFORE = 0.005
 EVAL_SECONDS = 5  # an expression typed at a live stop may run this long
 EVAL_CHARS = 1 << 20  # and print this much
 INPUT_PENDING = 1 << 20  # a live run's input not yet read by the program
@@ -346,6 +368,59 @@ def _write_all(fd, data):
         view = view[n:]
 
 
+def _read_all(fd):
+    """What fd holds until its end (a checkpoint's go)."""
+    parts = []
+    while True:
+        b = os.read(fd, 1 << 16)
+        if not b:
+            break
+        parts.append(b)
+    os.close(fd)
+    return b"".join(parts)
+
+
+def _stdin_reopens():
+    """Whether a forked copy can have its own standard input (_own_stdin)."""
+    try:
+        if not stat.S_ISREG(os.fstat(0).st_mode):
+            return True  # /dev/null (no --stdin): every read is its end
+        os.close(os.open("/proc/self/fd/0", os.O_RDONLY))
+        return True
+    except OSError:
+        return False
+
+
+def _own_stdin():
+    """A forked copy's standard input (the --stdin memory file) at the
+    same offset, but its own: the run it was forked from reads on."""
+    try:
+        at = os.lseek(0, 0, os.SEEK_CUR)
+        fd = os.open("/proc/self/fd/0", os.O_RDONLY)
+    except OSError:
+        return  # /dev/null, or no /proc: nothing to read again
+    os.lseek(fd, at, os.SEEK_SET)
+    os.dup2(fd, 0)
+    os.close(fd)
+
+
+def _user_cpu():
+    """The process's user CPU seconds: the program's own work, not the
+    copy-on-write faults of the checkpoints forked (system time)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_utime
+
+
+def _wait_child(pid):
+    while True:
+        try:
+            os.waitpid(pid, 0)
+            return
+        except ChildProcessError:
+            return
+        except InterruptedError:
+            continue
+
+
 def _inside(path, roots):
     """Whether path is inside one of the folders roots (realpaths)."""
     try:
@@ -414,9 +489,13 @@ def _make_audit_hook(roots, state):
                 writing = bool((flags or 0) & _WRITE_FLAGS)
             if writing and not _inside(path, root):
                 raise PermissionError("ndb sandbox: writing outside the scratch directory is not allowed: %r" % (path,))
+            if writing and len(state) > 1:
+                state[1] = True
             return
         idx = _PATH_EVENTS.get(event)
         if idx is not None:
+            if len(state) > 1:
+                state[1] = True
             for i in idx:
                 if i < len(args) and not _inside(args[i], root):
                     raise PermissionError("ndb sandbox: %s outside the scratch directory is not allowed" % event)
@@ -479,14 +558,18 @@ def _run_child(req, wfd, scratch, libc, ns=False, cfd=None, ifd=None):
             except BaseException:
                 pass  # the exit still comes; the last line does not
         run.finish("normal")
+        run.end_wait()
     except SystemExit as e:
         run.exited(e)
+        run.end_wait()
     except MemoryError as e:
         run.finish("never", brepr(e, run.repr_limit), "memory")
     except BaseException as e:
         pm = run.uncaught(e)
         if run.live_on and pm:
             run.pause("postmortem", lambda level: pm[level] if level < len(pm) else None)
+        else:
+            run.end_wait()
     return 0
 
 
@@ -688,11 +771,27 @@ class _RunOutput:
     def finish(self, kind, error="", reason="", code=0):
         self.guard[0] = False
         sys.settrace(None)
+        if self.ckpt_next is not None:
+            self.hand_over({"count": self.counted[0]})  # a counting checkpoint: no return
+        sw = getattr(self, "switched", None)
+        if sw is not None and not sw[0]:
+            # a recording copy that met no program event to record from:
+            # its exit alone (ndb finds no tail in it)
+            sw[0] = True
+            self.closed = self.flushing = False
+            del self.out[:]
+        self.checkpoints_stop()
+        if not self.end_cpu:
+            self.end_cpu = _user_cpu()  # an exit from inside the program (os._exit)
         if self.trace_lost and not reason:
             reason = TRACE_LOST
         if self.closed:
             return
         self.closed = True
+        if self.guard[1]:
+            self.checkpoints_drop()  # files written after the newest checkpoint
+        if self.ckpts and kind in ("normal", "error") and reason != "os._exit":
+            self.out.append(("k", len(self.ckpts)))
         self.out.append(("o", self.capture.getvalue(), self.capture.truncated))
         self.out.append(("x", kind, error, reason, code))
         self.flush()
@@ -807,6 +906,8 @@ class _RunPauses:
                 out.append(self.evaluate(frame_at(level) if level >= 0 else None, msg, dicts))
             elif op == "jump":
                 self.jump(msg, event, st, frame)
+            elif op == "checkpoint" and reason == "postmortem" and self.ckpts:
+                self.resume_checkpoint(msg)  # no return
             else:
                 out.append(("r", False, "unknown request", None))
             self.flush()
@@ -820,6 +921,7 @@ class _RunPauses:
         pz[3] = frozenset(msg.get("funcs") or ())
         pz[4] = bool(msg.get("exceptions"))
         pz[5] = False  # an interrupt that came while it waited is void
+        self.ckpt_cpu = float(msg.get("checkpoint_cpu") or CKPT_CPU)
         budget = msg.get("budget")
         pz[7] = self.counter[0] + int(budget) if budget else 1 << 62
 
@@ -917,13 +1019,22 @@ class _RunResumes:
         self.may_hit_cache = {}  # code -> whether a line of it is in filt_lines[0]
         self.excepted = set()  # known frames whose last event was an exception (see filtered_other)
         self.quiet = set()  # known frames traced for their return only (f_trace_lines off)
+        # Checkpoints (CKPT_CPU): [(pid, write end of its pipe, user CPU)], oldest
+        # first; why none are taken ("" while they may be); in a resumed
+        # checkpoint that counts, its recording copy and the count.
+        self.ckpts = []
+        self.ckpt_off = ""
+        self.ckpt_next = None
+        self.ckpt_cpu = CKPT_CPU
+        self.end_cpu = 0.0
+        self.counted = [0]
         if self.live_on:
             signal.signal(signal.SIGUSR2, self.on_interrupt)
 
     def is_program_frame(self, f):
         return f.f_globals is self.g and f.f_code.co_filename == self.fname
 
-    def go_untraced(self, frame):
+    def go_untraced(self, frame, checkpoints=True):
         self.out.append(("u",))
         self.flush()
         sys.settrace(None)
@@ -936,6 +1047,8 @@ class _RunResumes:
         self.untraced = True
         if self.pz[5]:  # an interrupt came in between: it found tracing still on
             self.reattach(frame)
+        elif checkpoints:
+            self.checkpoints_start()
 
     def on_interrupt(self, signum, frame):
         self.pz[5] = True
@@ -961,6 +1074,8 @@ class _RunResumes:
             return  # the program's code has ended (its exit is being sent)
         frames = self.frames
         self.untraced = False
+        self.checkpoints_stop()
+        self.checkpoints_drop()  # they hold the stretch that ends here
         was_filtered = self.filtered[0]
         self.filtered[0] = False
         local_trace = self.cur_local = self.local_trace
@@ -992,7 +1107,7 @@ class _RunResumes:
         interrupt then reattaches from a consistent state."""
         old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR2})
         try:
-            self.go_untraced(frame)
+            self.go_untraced(frame, False)
             if not self.untraced:
                 return  # an interrupt came in between: tracing again
             filt_lines = self.filt_lines
@@ -1010,6 +1125,301 @@ class _RunResumes:
             sys.settrace(self.filtered_global)
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+    # ---- checkpoints of an untraced continue (docs/debugger.md, "Long runs")
+
+    def checkpoints_start(self):
+        """Fork a checkpoint every CKPT_CPU seconds of CPU while the program
+        runs untraced: only in PID 1 of the program's namespace (a checkpoint
+        dies with it), not over a program's own SIGVTALRM timer."""
+        if not (self.live_on and self.ns and os.getpid() == 1) or self.ckpt_off:
+            return
+        if self.req.get("input") or not _stdin_reopens():
+            # what the user typed is read once: a checkpoint cannot read it
+            # again; nor a --stdin file whose offset it would share
+            self.ckpt_off = "the program's input cannot be read again"
+            return
+        if signal.getsignal(signal.SIGVTALRM) not in (signal.SIG_DFL, self.on_checkpoint) or \
+                (signal.getsignal(signal.SIGVTALRM) == signal.SIG_DFL and signal.getitimer(signal.ITIMER_VIRTUAL)[0]):
+            self.ckpt_off = "the program uses SIGVTALRM"
+            return
+        signal.signal(signal.SIGVTALRM, self.on_checkpoint)
+        signal.setitimer(signal.ITIMER_VIRTUAL, self.ckpt_cpu, self.ckpt_cpu)
+
+    def checkpoints_stop(self):
+        if self.ckpt_off == "" and os.getpid() == 1 and signal.getsignal(signal.SIGVTALRM) == self.on_checkpoint:
+            signal.setitimer(signal.ITIMER_VIRTUAL, 0, 0)
+
+    def checkpoints_drop(self):
+        while self.ckpts:
+            self.drop_checkpoint(self.ckpts.pop(0))
+
+    def drop_checkpoint(self, ck):
+        pid, w = ck[0], ck[1]
+        g0 = self.guard[0]
+        self.guard[0] = False
+        try:
+            os.close(w)  # its read sees the end: it exits
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+        finally:
+            self.guard[0] = g0
+
+    def on_checkpoint(self, signum, frame):
+        if not self.untraced or self.filtered[0] or self.closed or self.flushing or self.ckpt_off:
+            return
+        f = frame
+        while f is not None and not self.is_program_frame(f):
+            f = f.f_back
+        if f is None:
+            return  # the program's code has ended: nothing to record again
+        if self.guard[1]:
+            # the files it wrote are the run's, not the checkpoint's
+            self.ckpt_off = "the program writes files"
+            signal.setitimer(signal.ITIMER_VIRTUAL, 0, 0)
+            self.checkpoints_drop()
+            return
+        th = sys.modules.get("threading")
+        if th is not None and th.active_count() > 1:
+            # a forked copy would have lost its other threads
+            self.ckpt_off = "the program runs threads"
+            signal.setitimer(signal.ITIMER_VIRTUAL, 0, 0)
+            self.checkpoints_drop()
+            return
+        g0 = self.guard[0]
+        self.guard[0] = False
+        # an interrupt (reattach) waits until the ring is consistent
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR2})
+        try:
+            r, w = os.pipe()
+            try:
+                pid = os.fork()
+            except OSError:  # RLIMIT_NPROC with the program's own processes
+                os.close(r)
+                os.close(w)
+                return
+            if pid == 0:
+                os.close(w)
+                signal.pthread_sigmask(signal.SIG_SETMASK, old)
+                self.checkpoint_wait(r, frame)
+                return  # resumed: the program goes on (recorded or counted)
+            os.close(r)
+            self.ckpts.append((pid, w, _user_cpu()))
+            if len(self.ckpts) > CKPT_RING:
+                self.drop_checkpoint(self.ckpts.pop(0))
+        finally:
+            self.guard[0] = g0
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+    def checkpoint_wait(self, r, frame):
+        """A checkpoint (the at-fork hook has silenced it: forked): wait,
+        blocked in a read (a freeze's SIGSTOP and SIGCONT leave it
+        blocked), for the go of resume_checkpoint; then count the events
+        to the end (finish: hand_over), forking copies as it goes (the
+        first at once): the copy forked last before the tail records it.
+        An interrupt meanwhile is kept (pending) until a copy can take it."""
+        pending = [False]
+        signal.signal(signal.SIGUSR2, lambda signum, f: pending.__setitem__(0, True))
+        _own_stdin()
+        for ck in self.ckpts:
+            os.close(ck[1])
+        self.ckpts = []
+        self.capture.sink = None
+        msg = _read_all(r)
+        if not msg:
+            self.real_exit(0)
+        self.copy_msg = json.loads(msg)
+        self.copies = []  # [(pid, write end of its pipe, count when forked)], oldest first
+        self.tgt = [1 << 62]
+        self.switched = [False]
+        head = self.fork_copy()
+        if head is not None:  # the first copy: it counts from here too
+            if not self.copy_resumed(head, frame):
+                self.count_events(frame)
+            return
+        self.ckpt_next = True
+        self.count_events(frame)
+        signal.signal(signal.SIGUSR2, lambda signum, f: self.hand_over({"interrupt": True}))
+        signal.signal(signal.SIGVTALRM, self.on_copy_timer)
+        signal.setitimer(signal.ITIMER_VIRTUAL, CKPT_COPY_CPU, CKPT_COPY_CPU)
+        if pending[0]:
+            self.hand_over({"interrupt": True})
+
+    def fork_copy(self):
+        """Fork a copy of the counting checkpoint, kept with its count (the
+        first, and the newest CKPT_COPIES). Returns None here; in the copy,
+        once hand_over chose it, what it was sent."""
+        r, w = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(r)
+            os.close(w)
+            return None
+        if pid == 0:
+            os.close(w)
+            for c in self.copies:
+                os.close(c[1])
+            self.copies = []
+            self.ckpt_next = None
+            pending = self.copy_pending = [False]
+            signal.signal(signal.SIGUSR2, lambda signum, f: pending.__setitem__(0, True))
+            _own_stdin()
+            head = _read_all(r)
+            if not head:
+                self.real_exit(0)
+            head = json.loads(head)
+            self.tgt[0] = int(head.get("target") or 0)
+            return head
+        os.close(r)
+        self.copies.append((pid, w, self.counted[0]))
+        if len(self.copies) > CKPT_COPIES + 1:
+            self.drop_checkpoint(self.copies.pop(1))
+        return None
+
+    def copy_resumed(self, head, frame):
+        """A copy chosen by hand_over: interrupts reach its recording; True
+        when it records at once (an interrupt), pausing at the next event."""
+        signal.signal(signal.SIGUSR2, lambda signum, f: self.record_tail(f, self.copy_msg, None, None))
+        if head.get("interrupt") or self.copy_pending[0]:
+            self.record_tail(frame, self.copy_msg, None, None)
+            return True
+        return False
+
+    def on_copy_timer(self, signum, frame):
+        """Every CKPT_COPY_CPU of the counting: a copy. Tracing is off
+        between the first line and the return, which both count."""
+        sys.settrace(None)
+        g0 = self.guard[0]
+        self.guard[0] = False  # the audit hook refuses the program's forks
+        try:
+            head = self.fork_copy()
+        except BaseException:
+            head = None  # fewer copies: the counting goes on
+        self.guard[0] = g0
+        if head is not None and self.copy_resumed(head, frame):
+            return
+        sys.settrace(self.count_fn)
+
+    def hand_over(self, head):
+        """The counting checkpoint is done (its program ended, or an
+        interrupt came): the newest copy forked before the tail's first
+        event (or, after an interrupt, the newest) records; the others are
+        dropped; it waits for that one, passing on interrupts, and exits."""
+        sys.settrace(None)
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0, 0)
+        self.ckpt_next = None
+        self.guard[0] = False
+        copies = self.copies
+        if not copies:
+            self.real_exit(0)  # none could be forked: no tail (ndb replays)
+        k = len(copies) - 1
+        if "count" in head:
+            # the tail fits the run's event limit, with room for the stack
+            tail = min(CKPT_TAIL, self.max_events - self.counter[0] - 1000)
+            target = int(head["count"]) - max(tail, 0)
+            head = {"target": target}
+            k = 0
+            for i, c in enumerate(copies):
+                if c[2] <= target:
+                    k = i
+        pid, w, _ = copies.pop(k)
+        for c in copies:
+            self.drop_checkpoint(c)
+        signal.signal(signal.SIGUSR2, lambda signum, f: os.kill(pid, signal.SIGUSR2))
+        _write_all(w, json.dumps(head).encode())
+        os.close(w)
+        _wait_child(pid)
+        self.real_exit(0)
+
+    def count_events(self, frame):
+        """Trace with a function that only counts (every call of it, in
+        every frame: the same in the checkpoint and its copies); a copy
+        given a target records from the first program event but a call at
+        or past it (record_tail). Set last (sys.settrace, then only C
+        calls): the handler's own calls are not counted."""
+        n = self.counted
+        n[0] = 0
+        is_prog = self.is_program_frame
+        tgt = self.tgt
+        msg = self.copy_msg
+
+        def count(f, event, arg):
+            k = n[0] + 1
+            n[0] = k
+            if k < tgt[0] or event == "call" or not is_prog(f):
+                return count
+            return self.record_tail(f, msg, event, arg)
+
+        self.count_fn = count
+        f = frame
+        while f is not None:
+            f.f_trace = count
+            f = f.f_back
+        sys.settrace(count)
+
+    def record_tail(self, f, msg, event, arg):
+        """The recording copy: from frame f on, the run is recorded as after
+        an interrupt (reattach: the stack, then the events) to its end.
+        event, arg: the event being counted at f (None: an interrupt; it
+        pauses at the next event)."""
+        sw = getattr(self, "switched", None)
+        if sw is not None and sw[0] and not self.closed:
+            if event is None:
+                self.pz[5] = True  # already recording: an interrupt
+            return None
+        if sw is not None:
+            sw[0] = True
+        sys.settrace(None)
+        self.closed = False
+        self.flushing = False
+        del self.out[:]
+        self.capture.sink = self.sink
+        signal.signal(signal.SIGUSR2, self.on_interrupt)
+        self.set_filter(msg)
+        self.untraced = True
+        self.pz[5] = event is None
+        self.reattach(f)
+        if event is None:
+            return None
+        return self.local_trace(f, event, arg)
+
+    def end_wait(self):
+        """After the exit record of a run with checkpoints: wait for ndb to
+        resume the newest (resume_checkpoint) or to stop the run."""
+        if not self.ckpts or not self.live_on:
+            return
+        self.out.append(("p", "ended"))
+        self.flush()
+        while True:
+            msg = self.read_ctl()
+            if msg.get("op") == "checkpoint":
+                self.resume_checkpoint(msg)
+            self.out.append(("r", False, "the program has ended", None))
+            self.flush()
+
+    def resume_checkpoint(self, msg):
+        """Hand the pipes to the newest checkpoint: the others are dropped,
+        it gets msg (its filter), interrupts are passed on to it, and this
+        process (PID 1: the namespace lives while it does) waits for it."""
+        self.guard[0] = False
+        self.closed = True
+        self.freeze(False)  # a post-mortem pause stopped them
+        ring = self.ckpts
+        k = 0
+        for i, ck in enumerate(ring):
+            if self.end_cpu - ck[2] >= CKPT_BEFORE:
+                k = i
+        pid, w, _ = ring.pop(k)
+        self.checkpoints_drop()
+        signal.signal(signal.SIGUSR2, lambda signum, f: os.kill(pid, signal.SIGUSR2))
+        _write_all(w, json.dumps(msg).encode())
+        os.close(w)
+        _wait_child(pid)
+        self.real_exit(0)
 
     def call_record(self, st, f, line, untraced=0):
         """A call record for frame f, which is past its call: its locals
@@ -1098,7 +1508,9 @@ class _Run(_RunOutput, _RunPauses, _RunResumes):
         self.live_on = cfd is not None
         self.repr_limit = int(lim.get("repr") or 1000)
         self.max_events = int(lim.get("events") or 100000)
-        self.guard = [False]  # the audit hook refuses things only while the program runs
+        # the audit hook refuses things only while the program runs; [1]:
+        # the program wrote or changed a file (checkpoints cannot replay that)
+        self.guard = [False, False]
         self.frames = {}  # program frame -> its recorder state (_frame_state)
         self.counter = [0, 0]  # events, frame numbers
         self.init_output(wfd, lim)
@@ -1199,6 +1611,10 @@ class _Run(_RunOutput, _RunPauses, _RunResumes):
         if tf is not self.global_trace and tf is not self.filtered_global and not self.untraced:
             self.trace_lost = True
         sys.settrace(None)
+        # the program's code has ended: what follows (a traceback's imports)
+        # is not the run's to record again (CKPT_BEFORE)
+        self.checkpoints_stop()
+        self.end_cpu = _user_cpu()
 
     def exited(self, e):
         """The program raised SystemExit: its exit as Python reports it."""

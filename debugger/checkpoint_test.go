@@ -1,0 +1,313 @@
+package debugger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"ndb/tracer"
+)
+
+// checkpointLoop runs a loop of about 3n line events in work, then a short
+// tail of calls: a `c` from the first line runs it untraced with
+// checkpoints.
+func checkpointLoop(n int) string {
+	return fmt.Sprintf(`def work(n):
+    i = 0
+    while i < n:
+        i += 1 + 0 * sum(range(30))  # CPU, no event: checkpoints
+    return i
+
+def tail(k):
+    s = 0
+    for j in range(k):
+        s += j
+    return s
+
+a = work(%d)
+b = tail(300)
+c = a + b
+print(c)
+`, n)
+}
+
+// sameStops compares stops of two traces of one run: their indexes and
+// frame numbers differ (a tail recorded from a checkpoint has its own).
+func sameStops(a, b []Stop) int {
+	for i := range min(len(a), len(b)) {
+		x, y := a[i], b[i]
+		x.Index, y.Index, x.Frame, y.Frame = 0, 0, 0, 0
+		if !reflect.DeepEqual(x, y) {
+			return i
+		}
+	}
+	if len(a) != len(b) {
+		return min(len(a), len(b))
+	}
+	return -1
+}
+
+// After a `c` that ran untraced to the end, reverse commands whose target
+// is in the tail recorded from the newest checkpoint are answered from it,
+// with the whole trace's stops, and no replay from the start; a target
+// before the tail (rr to work's or the module's call) replays the run
+// from its start, and the session goes on from the same stop there.
+func TestReverseFromCheckpoint(t *testing.T) {
+	python := pythonExe(t)
+	ctx := context.Background()
+	defer func(c time.Duration) { checkpointCPU = c }(checkpointCPU)
+	checkpointCPU = time.Millisecond
+	loop := tracer.Program{Source: checkpointLoop(300000)}
+	// --stdin read after the loop: the tail reads it again, from where the
+	// checkpoint was (its own offset in the memory file)
+	stdin := tracer.Program{Source: strings.Replace(checkpointLoop(300000), "print(c)\n",
+		"import sys\nline = sys.stdin.readline()\nrest = sys.stdin.read()\nprint(c, line, len(rest))\n", 1),
+		Path: filepath.Join(t.TempDir(), "stdin.py"), Context: &tracer.Context{Stdin: []byte("first\nsecond\nthird\n")}}
+	if err := os.WriteFile(stdin.Path, []byte(stdin.Source), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// an uncaught exception: the tail ends in post-mortem too
+	raises := tracer.Program{Source: strings.Replace(checkpointLoop(300000), "print(c)\n", "print(c)\nraise ValueError(c)\n", 1)}
+	for _, tc := range []struct {
+		name      string
+		prog      tracer.Program
+		cmds      []string
+		tailCmds  int // commands answered from the tail (no replay)
+		replaysAt int // 0: none
+	}{
+		{"rs rn rs rr", loop, []string{"c", "bs", "bo", "bs", "bc", "n", "s"}, 4, 5},
+		{"into the calls", loop, []string{"c", "bo", "bo", "bo", "bs", "bs", "bs", "bo", "bo", "bs", "bs", "bs", "bs", "bo", "bo", "bo", "s", "n", "c"}, 19, 0},
+		{"rn to before the loop", loop, []string{"c", "bo", "bo", "bo", "bo", "bo", "bs", "bs", "bs", "s", "n"}, 5, 6},
+		{"stdin", stdin, []string{"c", "bs", "bo", "bo", "bs", "bs", "bo", "bo", "bo", "n", "s", "c"}, 8, 9},
+		{"post-mortem", raises, []string{"c", "bs", "bs", "bo", "bo", "bs", "bs", "bo", "n", "c"}, 10, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prog := tc.prog
+			whole, err := liveTracerFor(t, python).TraceLimits(ctx, prog, fastLimits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := driveSession(t, NewTraceBackend(whole), tc.cmds)
+			b := liveBackend(t, python, prog, fastLimits)
+			defer b.Close()
+			d := backendDriver(t, b)
+			got := []Stop{d.history[0].Stop}
+			for i, c := range tc.cmds {
+				got = append(got, d.do(c))
+				if i == 0 && b.live.run.Checkpoints() == 0 {
+					t.Fatal("no checkpoint was kept")
+				}
+				if i+1 < tc.replaysAt || tc.replaysAt == 0 {
+					if b.live.replays != 0 {
+						t.Fatalf("after %s (command %d): replayed from the start", c, i+1)
+					}
+				}
+				if i+1 == tc.replaysAt && b.live.replays != 1 {
+					t.Fatalf("after %s (command %d): %d replays, want 1", c, i+1, b.live.replays)
+				}
+				if i > 0 && i < tc.tailCmds && b.live.tailOf != b.tr {
+					t.Fatalf("after %s (command %d): not the checkpoint's tail (%s)", c, i+1, b.live.noTail)
+				}
+			}
+			if d := sameStops(got, want); d >= 0 {
+				t.Fatalf("stop %d differs\ncommands: %s\nwhole: %s\nlive:  %s", d, strings.Join(tc.cmds, "; "), stopAt(want, d), stopAt(got, d))
+			}
+			if b.live.tailRuns != 1 {
+				t.Errorf("%d tails recorded, want 1", b.live.tailRuns)
+			}
+		})
+	}
+}
+
+// driver steps a backend as a Session does (sessionCommand's commands),
+// every command through nextWith (pdb.go): the path that records the tail.
+type driver struct {
+	t       *testing.T
+	b       *TraceBackend
+	s       *Session // parses the commands
+	history []Step
+}
+
+func backendDriver(t *testing.T, b *TraceBackend) *driver {
+	s, err := NewSession(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &driver{t: t, b: b, s: s, history: []Step{{Stop: s.Current()}}}
+}
+
+func (d *driver) try(c string) (Stop, error) {
+	cmd, _, err := sessionCommand(d.s, c)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	st, err := d.b.nextWith(context.Background(), d.history, cmd, nil)
+	if err == nil {
+		d.history = append(d.history, Step{Command: cmd, Stop: st})
+	}
+	if err == nil && cmd.Action == InvStepInto && st.Event == KindInvLineCall { // as Session.Do
+		if st, err = d.b.nextWith(context.Background(), d.history, cmd, nil); err == nil {
+			d.history = append(d.history, Step{Command: cmd, Stop: st})
+		}
+	}
+	return st, err
+}
+
+func (d *driver) do(c string) Stop {
+	st, err := d.try(c)
+	if err != nil {
+		d.t.Fatalf("%s: %v", c, err)
+	}
+	return st
+}
+
+// A program with threads, or one that writes files, takes no checkpoint:
+// a reverse command replays from the start, as before; output that
+// differs between the run and its checkpoint's tail is refused.
+func TestReverseFromCheckpointFallsBack(t *testing.T) {
+	python := pythonExe(t)
+	defer func(c time.Duration) { checkpointCPU = c }(checkpointCPU)
+	checkpointCPU = time.Millisecond
+	threads := "import threading\nev = threading.Event()\nth = threading.Thread(target=ev.wait)\nth.start()\n" +
+		"i = 0\nwhile i < 100000:\n    i += 1\nev.set()\nth.join()\nprint(i)\n"
+	b := liveBackend(t, python, tracer.Program{Source: threads}, fastLimits)
+	d := backendDriver(t, b)
+	d.do("c")
+	if n := b.live.run.Checkpoints(); n != 0 {
+		t.Fatalf("%d checkpoints of a program with threads", n)
+	}
+	if st := d.do("bs"); st.Lineno != 10 {
+		t.Fatalf("rs: %+v", st)
+	}
+	if b.live.replays != 1 || b.live.tailRuns != 0 || !strings.Contains(b.live.noTail, "no checkpoint") {
+		t.Errorf("replays %d, tails %d, why no tail %q", b.live.replays, b.live.tailRuns, b.live.noTail)
+	}
+	b.Close()
+
+	files := "i = 0\nwhile i < 300000:\n    i += 1 + 0 * sum(range(30))\n    if i % 100000 == 0:\n        with open('out.txt', 'w') as f:\n            f.write(str(i))\nprint(open('out.txt').read())\n"
+	b = liveBackend(t, python, tracer.Program{Source: files}, fastLimits)
+	d = backendDriver(t, b)
+	d.do("c")
+	if n := b.live.run.Checkpoints(); n != 0 {
+		t.Fatalf("%d checkpoints of a program that writes files", n)
+	}
+	if st := d.do("bs"); st.Lineno != 7 || st.Event != "return" {
+		t.Fatalf("rs: %+v", st)
+	}
+	if b.live.replays != 1 || b.live.tailRuns != 0 {
+		t.Errorf("replays %d, tails %d", b.live.replays, b.live.tailRuns)
+	}
+	b.Close()
+
+	clock := "import time\nt = time.time_ns()\ni = 0\nwhile i < 300000:\n    i += 1\nprint(t, time.time_ns())\n"
+	b = liveBackend(t, python, tracer.Program{Source: clock}, fastLimits)
+	defer b.Close()
+	d = backendDriver(t, b)
+	d.do("c")
+	if b.live.run.Checkpoints() == 0 {
+		t.Fatal("no checkpoint")
+	}
+	for range 2 {
+		_, err := d.try("bs")
+		if !errors.Is(err, ErrUnrecordedPast) || !strings.Contains(err.Error(), "output differs") || !strings.Contains(err.Error(), "checkpoint") {
+			t.Fatalf("rs: %v", err)
+		}
+	}
+	if b.live.replays != 0 || b.live.tailRuns != 1 {
+		t.Errorf("replays %d, tails %d", b.live.replays, b.live.tailRuns)
+	}
+}
+
+// TestCheckpointLongRunTimes times `c` over NDB_BENCH_CHECKPOINT line events
+// (the bench script's loop: two calls of work, N/2 line events each), then
+// rs and rn from the end answered from a checkpoint, with `python3 -m pdb`'s
+// `c` over the same program beside it. Skipped unless the variable is set.
+func TestCheckpointLongRunTimes(t *testing.T) {
+	n, err := strconv.Atoi(os.Getenv("NDB_BENCH_CHECKPOINT"))
+	if err != nil {
+		t.Skip("NDB_BENCH_CHECKPOINT=EVENTS times c, rs, rn over a long run")
+	}
+	python := pythonExe(t)
+	src := fmt.Sprintf("def work(n):\n    i = 0\n    while i < n:\n        i += 1\n    return i\nn = %d\na = work(n // 4)\nb = work(n // 4)\nprint(a + b)\n", n)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "loop.py")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pdb := exec.Command(python, "-m", "pdb", path)
+	pdb.Stdin = strings.NewReader("c\nq\n")
+	start := time.Now()
+	if out, err := pdb.CombinedOutput(); err != nil {
+		t.Fatalf("pdb: %v %s", err, out)
+	}
+	pdbC := time.Since(start)
+
+	lim := fastLimits
+	lim.Timeout = 10 * time.Minute
+	b := liveBackend(t, python, tracer.Program{Source: src}, lim)
+	defer b.Close()
+	d := backendDriver(t, b)
+	start = time.Now()
+	end := d.do("c")
+	c := time.Since(start)
+	checkpoints := b.live.run.Checkpoints()
+	if end.Exit != tracer.ExitNormal {
+		t.Fatalf("c: %+v", end)
+	}
+	times := []time.Duration{}
+	for _, cmd := range []string{"bs", "bo", "bs", "bo"} {
+		start = time.Now()
+		st := d.do(cmd)
+		times = append(times, time.Since(start))
+		t.Logf("%s: %s line %d %v", cmd, st.Event, st.Lineno, st.Locals)
+	}
+	if b.live.replays != 0 || b.live.tailOf != b.tr {
+		t.Errorf("not answered from the checkpoint: %d replays (%s)", b.live.replays, b.live.noTail)
+	}
+	t.Logf("%d line events: pdb c %.2f s (process), ndb c %.2f s (backend, started), rs %.2f s, rn %.2f s, rs %.2f s, rn %.2f s; tail %d states, %d checkpoints",
+		n, pdbC.Seconds(), c.Seconds(), times[0].Seconds(), times[1].Seconds(), times[2].Seconds(), times[3].Seconds(),
+		len(b.tr.T.States), checkpoints)
+}
+
+// A reverse command that reaches TraceBackend.next with the trace a
+// checkpoint's tail, and a target before it (rr to the module's call),
+// gets the whole trace's stop (recordTail replays) or ErrUnrecordedPast,
+// never a stop of the tail's stand-in call states.
+func TestTailTargetBeforeIt(t *testing.T) {
+	python := pythonExe(t)
+	ctx := context.Background()
+	defer func(c time.Duration) { checkpointCPU = c }(checkpointCPU)
+	checkpointCPU = time.Millisecond
+	prog := tracer.Program{Source: checkpointLoop(300000)}
+	whole, err := liveTracerFor(t, python).TraceLimits(ctx, prog, fastLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := driveSession(t, NewTraceBackend(whole), []string{"c", "bs", "bc"})
+	b := liveBackend(t, python, prog, fastLimits)
+	defer b.Close()
+	d := backendDriver(t, b)
+	d.do("c")
+	d.do("bs")
+	if b.live.tailOf != b.tr {
+		t.Fatalf("no tail: %s", b.live.noTail)
+	}
+	st, err := b.next(ctx, d.history, Command{Action: InvStepCall})
+	if err != nil {
+		if !errors.Is(err, ErrUnrecordedPast) {
+			t.Fatalf("rr: %v", err)
+		}
+		return
+	}
+	if d := sameStops([]Stop{st}, want[len(want)-1:]); d >= 0 {
+		t.Fatalf("rr: %+v, whole trace's %+v", st, want[len(want)-1])
+	}
+}

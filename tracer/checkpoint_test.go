@@ -1,0 +1,136 @@
+package tracer
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// checkpointProg runs a long loop untraced, then a short tail: the states
+// recorded from a checkpoint are the whole run's last ones.
+func checkpointProg(n int) string {
+	return fmt.Sprintf(`def work(n):
+    i = 0
+    while i < n:
+        i += 1 + 0 * sum(range(30))  # CPU, no event: checkpoints
+    return i
+
+def tail(k):
+    s = 0
+    for j in range(k):
+        s += j
+    return s
+
+a = work(%d)
+b = tail(300)
+print(a, b)
+`, n)
+}
+
+// sameEvent is a state as a whole run and a tail recorded from a
+// checkpoint both have it: frame numbers differ.
+func sameEvent(a, b State) bool {
+	a.Frame, b.Frame = 0, 0
+	return reflect.DeepEqual(a, b)
+}
+
+// A run that ended untraced keeps checkpoints; the newest records the
+// run's tail again: its states equal the whole run's last ones, with the
+// same output and exit, and the states before the c are the first run's.
+// With a small MaxEvents the tail is short, and is recorded by one of the
+// copies the checkpoint forks while it counts (after its first).
+func TestFromCheckpointTail(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		src       string
+		maxEvents int
+		most      int // states in the tail at most
+	}{
+		{"from the checkpoint", checkpointProg(300000), 0, 100000},
+		{"from a later copy", strings.Replace(checkpointProg(300000), " + 0 * sum(range(30))", "", 1), 6000, 5000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			whole := trace(t, Program{Source: tc.src}, Limits{MaxEvents: 1 << 22, MaxTraceBytes: 1 << 30})
+			r := startLive(t, liveTracer(t), tc.src, Limits{MaxEvents: tc.maxEvents}, nil)
+			ctx := context.Background()
+			gap := len(r.Trace().States)
+			if err := r.Resume(ctx, Pause{Untraced: true, CheckpointCPU: time.Millisecond}); err != nil {
+				t.Fatal(err)
+			}
+			if !r.Ended() || r.Checkpoints() == 0 {
+				t.Fatalf("ended %v, %d checkpoints, exit %+v", r.Ended(), r.Checkpoints(), r.Trace().Exit)
+			}
+			start := time.Now()
+			n, err := r.FromCheckpoint(ctx, Pause{Depth: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			took := time.Since(start)
+			tr := n.Trace()
+			if !n.Ended() || tr.Exit != whole.Exit || tr.Stdout != whole.Stdout {
+				t.Fatalf("ended %v exit %+v (whole %+v) stdout %q", n.Ended(), tr.Exit, whole.Exit, tr.Stdout)
+			}
+			if !reflect.DeepEqual(tr.Unrecorded, []int{gap}) || len(tr.Resumed) != 1 || tr.Resumed[0] <= gap {
+				t.Fatalf("unrecorded %v resumed %v gap %d", tr.Unrecorded, tr.Resumed, gap)
+			}
+			if !reflect.DeepEqual(tr.States[:gap], whole.States[:gap]) {
+				t.Error("the states before the c differ")
+			}
+			tail := tr.States[tr.Resumed[0]:]
+			if len(tail) == 0 || len(tail) > tc.most {
+				t.Fatalf("a tail of %d states", len(tail))
+			}
+			w := whole.States[len(whole.States)-len(tail):]
+			for i := range tail {
+				if !sameEvent(tail[i], w[i]) {
+					t.Fatalf("tail state %d of %d: %+v, whole run's %+v", i, len(tail), tail[i], w[i])
+				}
+			}
+			t.Logf("tail of %d states (stack: %d call states), %v", len(tail), tr.Resumed[0]-gap, took)
+		})
+	}
+}
+
+// An interrupt while a checkpoint counts or records its tail reaches it
+// (through the process it was forked from): the tail pauses there, as
+// after an interrupt in an untraced stretch, and evaluates in its frames.
+func TestFromCheckpointInterrupted(t *testing.T) {
+	src := "i = 0\nwhile i < 3000000:\n    i += 1 + 0 * sum(range(30))\nprint(i)\n"
+	ctx := context.Background()
+	done := make(chan struct{})
+	m := startLive(t, liveTracer(t), src, Limits{Timeout: time.Minute}, nil)
+	if err := m.Resume(ctx, Pause{Untraced: true, CheckpointCPU: 20 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	if !m.Ended() || m.Checkpoints() == 0 {
+		t.Fatalf("ended %v, %d checkpoints", m.Ended(), m.Checkpoints())
+	}
+	go func() {
+		defer close(done)
+		time.Sleep(20 * time.Millisecond)
+		m.Interrupt()
+	}()
+	k, err := m.FromCheckpoint(ctx, Pause{Depth: -1})
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	reason, paused := k.Paused()
+	if k.Ended() {
+		t.Skipf("the tail ended before the interrupt came (%v)", k.Trace().Exit)
+	}
+	if !paused || reason != PauseInterrupt {
+		t.Fatalf("paused %v reason %q", paused, reason)
+	}
+	res, err := k.Eval(ctx, 0, "i > 0", EvalExpr)
+	if err != nil || res.Text != "True" {
+		t.Fatalf("p i > 0: %+v %v", res, err)
+	}
+	if err := k.Resume(ctx, Pause{Untraced: true}); err != nil || !k.Ended() || k.Trace().Exit.Kind != ExitNormal {
+		t.Fatalf("resume to the end: %v ended %v exit %+v", err, k.Ended(), k.Trace().Exit)
+	}
+	k.Close()
+}
