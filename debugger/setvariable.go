@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"ndb/internal/pysource"
 	"ndb/tracer"
 )
 
@@ -30,7 +31,7 @@ import (
 func (s *Session) SetVariable(ctx context.Context, level int, name, valueExpr string) (string, error) {
 	name, valueExpr = strings.TrimSpace(name), strings.TrimSpace(valueExpr)
 	switch {
-	case !IsName(name) || pythonKeywords[name]:
+	case !pysource.IsVariableName(name):
 		return "", fmt.Errorf("set: %q is not a variable name", name)
 	case valueExpr == "" || strings.ContainsAny(valueExpr, "\r\n"):
 		return "", errors.New("set: the value must be one Python expression on one line")
@@ -90,15 +91,4 @@ func valueError(text string) error {
 		return fmt.Errorf("set: the value must be one Python expression: %s", text)
 	}
 	return errors.New(text) // what evaluating it raised, as pdb shows it
-}
-
-// pythonKeywords are Python 3's keywords (keyword.kwlist): names no
-// variable can have. (IsName already refuses True, False, None, and, or
-// and not.)
-var pythonKeywords = map[string]bool{
-	"False": true, "None": true, "True": true, "and": true, "as": true, "assert": true, "async": true,
-	"await": true, "break": true, "class": true, "continue": true, "def": true, "del": true, "elif": true,
-	"else": true, "except": true, "finally": true, "for": true, "from": true, "global": true, "if": true,
-	"import": true, "in": true, "is": true, "lambda": true, "nonlocal": true, "not": true, "or": true,
-	"pass": true, "raise": true, "return": true, "try": true, "while": true, "with": true, "yield": true,
 }

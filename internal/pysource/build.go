@@ -1,6 +1,9 @@
 package pysource
 
-import "strings"
+import (
+	"strings"
+	"unicode"
+)
 
 // The builder reads logical lines in order with a stack of the open def
 // and class blocks (by indentation), and each statement's tokens for what
@@ -16,11 +19,29 @@ type openBlock struct {
 	scope  *Scope
 }
 
+// keywords are Python 3's hard keywords (keyword.kwlist).
 var keywords = set{}
 
 func init() {
 	keywords.add(strings.Fields(`False None True and as assert async await break class continue def del elif else
 		except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield`)...)
+}
+
+// IsKeyword reports whether s is one of Python 3's hard keywords.
+func IsKeyword(s string) bool { return keywords[s] }
+
+// IsVariableName reports whether s can name a variable: an identifier
+// (a letter or _, then letters, digits, _) that is not a keyword.
+func IsVariableName(s string) bool {
+	if s == "" || keywords[s] {
+		return false
+	}
+	for i, r := range s {
+		if !(r == '_' || unicode.IsLetter(r) || i > 0 && unicode.IsDigit(r)) {
+			return false
+		}
+	}
+	return true
 }
 
 func (b *builder) newScope(kind Kind, name string, parent *Scope, line int) *Scope {

@@ -288,3 +288,17 @@ func TestStatementKeyword(t *testing.T) {
 		}
 	}
 }
+
+func TestVariableNames(t *testing.T) {
+	for s, want := range map[string]bool{
+		"x": true, "_a1": true, "été": true, "None": false, "def": false, "yield": false,
+		"match": true, "1a": false, "a-b": false, "": false,
+	} {
+		if got := IsVariableName(s); got != want {
+			t.Errorf("IsVariableName(%q) = %v, want %v", s, got, want)
+		}
+	}
+	if !IsKeyword("nonlocal") || IsKeyword("match") {
+		t.Error("IsKeyword: hard keywords only")
+	}
+}

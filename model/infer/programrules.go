@@ -3,9 +3,9 @@ package infer
 import (
 	"slices"
 	"strings"
-	"unicode"
 
 	"ndb/format"
+	"ndb/internal/pysource"
 )
 
 // Constrained decoding by the program: the source lines, LOCALS keys and
@@ -221,24 +221,13 @@ func promptRules(prompt string) *programRules {
 func localNames(words []string) sortedSet {
 	names := sortedSet{"..", ".0", ".1", ".2", ".3", ".4", ".5", ".6", ".7", ".8", ".9"}
 	for _, w := range words {
-		if !pythonKeywords[w] {
+		if !pysource.IsKeyword(w) {
 			names = append(names, w)
 		}
 	}
 	names.sort()
 	return names
 }
-
-// pythonKeywords cannot name a variable (Python 3's hard keywords), so they
-// are never a key of LOCALS; a small model otherwise fills a frame with
-// "def", "in" and "if" once it runs out of real names.
-var pythonKeywords = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields("False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield") {
-		m[w] = true
-	}
-	return m
-}()
 
 // keysAllowed checks the keys of a LOCALS object that the text added to
 // old (making new) wrote or extended: names (any string when r is nil, any
@@ -272,15 +261,9 @@ func nameAllowed(names sortedSet, key string) bool {
 	if names != nil {
 		return names.contains(key)
 	}
-	if anyNames.contains(key) {
-		return true
-	}
-	for i, c := range key {
-		if !(c == '_' || unicode.IsLetter(c) || i > 0 && unicode.IsDigit(c)) {
-			return false
-		}
-	}
-	return key != "" && !pythonKeywords[key]
+	// A keyword is never a key of LOCALS: a small model otherwise fills a
+	// frame with "def", "in" and "if" once it runs out of real names.
+	return anyNames.contains(key) || pysource.IsVariableName(key)
 }
 
 // anyNames are the keys besides names every frame may have.
