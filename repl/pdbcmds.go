@@ -101,11 +101,6 @@ func (t *Terminal) selectFrame(frames []debugger.Stop, j int) Result {
 		"level": t.sel, "function": f.Function, "lineno": f.Lineno, "src": f.Src}}}
 }
 
-func blankOrComment(line string) bool {
-	s := strings.TrimSpace(line)
-	return s == "" || strings.HasPrefix(s, "#")
-}
-
 // functionRange is the source of f's function as inspect.getsourcelines
 // gives it to pdb's longlist: the whole file for the module; for a def or
 // a class body its decorators, header and body (sourceBlock); a lambda's
