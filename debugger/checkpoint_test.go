@@ -82,12 +82,14 @@ func TestReverseFromCheckpoint(t *testing.T) {
 		cmds      []string
 		tailCmds  int // commands answered from the tail (no replay)
 		replaysAt int // 0: none
+		tails     int // tails recorded from checkpoints
 	}{
-		{"rs rn rs rr", loop, []string{"c", "bs", "bo", "bs", "bc", "n", "s"}, 4, 5},
-		{"into the calls", loop, []string{"c", "bo", "bo", "bo", "bs", "bs", "bs", "bo", "bo", "bs", "bs", "bs", "bs", "bo", "bo", "bo", "s", "n", "c"}, 19, 0},
-		{"rn to before the loop", loop, []string{"c", "bo", "bo", "bo", "bo", "bo", "bs", "bs", "bs", "s", "n"}, 5, 6},
-		{"stdin", stdin, []string{"c", "bs", "bo", "bo", "bs", "bs", "bo", "bo", "bo", "n", "s", "c"}, 8, 9},
-		{"post-mortem", raises, []string{"c", "bs", "bs", "bo", "bo", "bs", "bs", "bo", "n", "c"}, 10, 0},
+		{"rs rn rs rr", loop, []string{"c", "bs", "bo", "bs", "bc", "n", "s"}, 4, 0, 1},
+		{"into the calls", loop, []string{"c", "bo", "bo", "bo", "bs", "bs", "bs", "bo", "bo", "bs", "bs", "bs", "bs", "bo", "bo", "bo", "s", "n", "c"}, 19, 0, 1},
+		{"rn to before the loop", loop, []string{"c", "bo", "bo", "bo", "bo", "bo", "bs", "bs", "bs", "s", "n"}, 5, 6, 1},
+		{"rr to the start, forward, the tail of the new run", loop, []string{"c", "bs", "bc", "s", "n", "n", "c", "bs", "bo", "bc", "s"}, 2, 0, 2},
+		{"stdin", stdin, []string{"c", "bs", "bo", "bo", "bs", "bs", "bo", "bo", "bo", "n", "s", "c"}, 8, 9, 1},
+		{"post-mortem", raises, []string{"c", "bs", "bs", "bo", "bo", "bs", "bs", "bo", "n", "c"}, 10, 0, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			prog := tc.prog
@@ -120,8 +122,89 @@ func TestReverseFromCheckpoint(t *testing.T) {
 			if d := sameStops(got, want); d >= 0 {
 				t.Fatalf("stop %d differs\ncommands: %s\nwhole: %s\nlive:  %s", d, strings.Join(tc.cmds, "; "), stopAt(want, d), stopAt(got, d))
 			}
-			if b.live.tailRuns != 1 {
-				t.Errorf("%d tails recorded, want 1", b.live.tailRuns)
+			if b.live.tailRuns != tc.tails {
+				t.Errorf("%d tails recorded, want %d", b.live.tailRuns, tc.tails)
+			}
+		})
+	}
+}
+
+// rr from the module's code and rc with no breakpoint go back to before
+// the start after a `c` that ran untraced: neither a replay nor a tail is
+// recorded; a new run waits where the `c` began (relive), forward commands
+// run it on live (its output shown from there, not before), and reverse
+// commands after its own `c` use its checkpoints. A statement run at a
+// stop, and rc with a breakpoint set, take the replay instead.
+func TestReverseToEntry(t *testing.T) {
+	python := pythonExe(t)
+	ctx := context.Background()
+	defer func(c time.Duration) { checkpointCPU = c }(checkpointCPU)
+	checkpointCPU = time.Millisecond
+	prog := tracer.Program{Source: "print('first')\n" + checkpointLoop(300000)}
+	whole, err := liveTracerFor(t, python).TraceLimits(ctx, prog, fastLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds := []string{"n", "c", "rc", "s", "n", "n", "n", "c", "bs", "rc", "n", "bo"}
+	want := driveSession(t, NewTraceBackend(whole), cmds)
+	b := liveBackend(t, python, prog, fastLimits)
+	var out strings.Builder
+	b.SetOutput(func(s string) { out.WriteString(s) })
+	d := backendDriver(t, b)
+	got := []Stop{d.history[0].Stop}
+	for _, c := range cmds {
+		got = append(got, d.do(c))
+	}
+	if d := sameStops(got, want); d >= 0 {
+		t.Fatalf("stop %d differs\ncommands: %s\nwhole: %s\nlive:  %s", d, strings.Join(cmds, "; "), stopAt(want, d), stopAt(got, d))
+	}
+	if b.live.replays != 0 || b.live.relived != 2 || b.live.tailRuns != 1 {
+		t.Errorf("%d replays, %d runs taken to the c again, %d tails; want 0, 2, 1", b.live.replays, b.live.relived, b.live.tailRuns)
+	}
+	// "first" is printed before the first `c`: once; the sum by each run's `c`
+	last := whole.Stdout[strings.LastIndexByte(whole.Stdout[:len(whole.Stdout)-1], '\n')+1:]
+	if o := out.String(); strings.Count(o, "first\n") != 1 || strings.Count(o, last) != 2 {
+		t.Errorf("output %q", o)
+	}
+	b.Close() // the tracer serves one run at a time
+
+	for _, tc := range []struct {
+		name   string
+		setup  func(d *driver, s *Session)
+		before bool // setup before the `c`, else after it
+		cmd    string
+	}{
+		{"a statement at a stop", func(d *driver, _ *Session) {
+			if _, err := d.b.Eval(ctx, d.history[len(d.history)-1].Stop, 0, "zz = 1", tracer.EvalExec); err != nil {
+				t.Fatal(err)
+			}
+		}, true, "bc"},
+		{"a breakpoint", func(_ *driver, s *Session) {
+			if err := s.SetBreak(13); err != nil { // a = work(...), before the tail
+				t.Fatal(err)
+			}
+		}, false, "rc"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := liveBackend(t, python, tracer.Program{Source: checkpointLoop(300000)}, fastLimits)
+			defer b.Close()
+			d := backendDriver(t, b)
+			if tc.before {
+				tc.setup(d, d.s)
+			}
+			d.do("c")
+			if !tc.before {
+				tc.setup(d, d.s)
+			}
+			cmd, _, err := sessionCommand(d.s, tc.cmd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.nextWith(ctx, d.history, cmd, d.s.bps); err != nil {
+				t.Fatal(err)
+			}
+			if b.live.relived != 0 || b.live.replays != 1 {
+				t.Errorf("%d runs taken to the c again, %d replays; want 0, 1", b.live.relived, b.live.replays)
 			}
 		})
 	}
@@ -272,9 +355,27 @@ func TestCheckpointLongRunTimes(t *testing.T) {
 	if b.live.replays != 0 || b.live.tailOf != b.tr {
 		t.Errorf("not answered from the checkpoint: %d replays (%s)", b.live.replays, b.live.noTail)
 	}
-	t.Logf("%d line events: pdb c %.2f s (process), ndb c %.2f s (backend, started), rs %.2f s, rn %.2f s, rs %.2f s, rn %.2f s; tail %d states, %d checkpoints",
+	tail := len(b.tr.T.States)
+	// rr from the module, c to the end again in the new run, rc with no
+	// breakpoint: back to before the start (relive)
+	for _, cmd := range []string{"bc", "c", "rc"} {
+		start = time.Now()
+		st := d.do(cmd)
+		times = append(times, time.Since(start))
+		want := ExitInvEntry
+		if cmd == "c" {
+			want = tracer.ExitNormal
+		}
+		if st.Exit != want {
+			t.Fatalf("%s: %+v", cmd, st)
+		}
+	}
+	if b.live.replays != 0 || b.live.relived != 2 {
+		t.Errorf("rr, rc: %d replays, %d runs taken to the c again", b.live.replays, b.live.relived)
+	}
+	t.Logf("%d line events: pdb c %.2f s (process), ndb c %.2f s (backend, started), rs %.2f s, rn %.2f s, rs %.2f s, rn %.2f s, rr %.2f s, c %.2f s, rc %.2f s; tail %d states, %d checkpoints",
 		n, pdbC.Seconds(), c.Seconds(), times[0].Seconds(), times[1].Seconds(), times[2].Seconds(), times[3].Seconds(),
-		len(b.tr.T.States), checkpoints)
+		times[4].Seconds(), times[5].Seconds(), times[6].Seconds(), tail, checkpoints)
 }
 
 // A reverse command that reaches TraceBackend.next with the trace a

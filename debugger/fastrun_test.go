@@ -253,14 +253,19 @@ func TestInterruptUntracedContinue(t *testing.T) {
 	if err == nil || len(back) < 8 || back[len(back)-1].Index != first.Index || s.Current().Index != first.Index {
 		t.Errorf("rs from 8 steps after the interrupt: %d stops back, last %+v, want the interrupt's %+v (then %v)", len(back), back[len(back)-1], first, err)
 	}
-	if _, err := s.Do(ctx, Command{Action: Continue, Backward: true}); !errors.Is(err, ErrUnrecordedPast) {
-		t.Errorf("rc at the interrupt: %v", err)
-	}
 	// forward again from there: the recorded steps, then the program
 	for range 10 {
 		if st, err = s.Do(ctx, Command{Action: StepInto}); err != nil || st.IsExit() {
 			t.Fatalf("s after going back: %+v %v", st, err)
 		}
+	}
+	// rc with no breakpoint goes before the start whatever ran unrecorded:
+	// the program is taken there again (relive), and steps from its start
+	if st, err := s.Do(ctx, Command{Action: Continue, Backward: true}); err != nil || st.Exit != ExitInvEntry {
+		t.Fatalf("rc: %+v %v", st, err)
+	}
+	if st, err := s.Do(ctx, Command{Action: StepInto}); err != nil || st.Lineno != 1 || b.live.relived != 1 {
+		t.Errorf("s from before the start: %+v %v (%d runs taken to the c again)", st, err, b.live.relived)
 	}
 }
 

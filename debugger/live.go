@@ -72,6 +72,10 @@ type liveRun struct {
 	noTail   string
 	replays  int
 	tailRuns int
+	// changed: a statement (!, set) or a jump changed the program at a
+	// stop, so a new run of it is not this one (relive)
+	changed bool
+	relived int // runs started again up to an unrecorded stretch (relive)
 }
 
 type condKey struct {
@@ -102,6 +106,7 @@ func (b *TraceBackend) startRun(ctx context.Context) error {
 	l := b.live
 	l.pending.Reset() // a new run's output starts afresh
 	l.conds = map[condKey]condValue{}
+	l.changed = false
 	run, err := l.start(ctx, b.write)
 	if err != nil {
 		return err
@@ -282,6 +287,9 @@ func (b *TraceBackend) Eval(ctx context.Context, at Stop, level int, src, mode s
 	if !b.liveAt(at) {
 		return tracer.EvalResult{}, ErrNotLive
 	}
+	if mode == tracer.EvalExec {
+		b.live.changed = true
+	}
 	return b.live.run.Eval(ctx, level, src, mode)
 }
 
@@ -291,6 +299,7 @@ func (b *TraceBackend) Jump(ctx context.Context, history []Step, line int) (Stop
 	if !b.liveAt(cur) || cur.IsExit() {
 		return cur, tracer.EvalResult{}, ErrNotLive
 	}
+	b.live.changed = true
 	res, err := b.live.run.Jump(ctx, line)
 	if err != nil || !res.OK {
 		return cur, res, err

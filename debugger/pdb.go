@@ -788,12 +788,17 @@ func (b *TraceBackend) nextWithBreaks(ctx context.Context, history []Step, cmd C
 		return Stop{}, err
 	}
 	if cmd.Reverse() {
-		history, err := b.recordTail(ctx, history, cmd, bps, func(p Pos) Pos { // replay.go
+		target := func(p Pos) Pos {
 			if cmd.Action == Continue {
 				return b.reverseContinueWith(p, NewReverseContinue(nil, bps))
 			}
 			return pdbBeforeStart(b.tr, b.tr.Apply(p, cmd))
-		})
+		}
+		if b.toEntry(ctx, history[len(history)-1].Stop, cmd, bps, target) { // replay.go
+			b.remember(len(history)+1, EntryExit, nil)
+			return b.StopAt(EntryExit), nil
+		}
+		history, err := b.recordTail(ctx, history, cmd, bps, target)
 		if err != nil {
 			return Stop{}, err
 		}

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"ndb/tracer"
@@ -121,6 +122,94 @@ func (b *TraceBackend) recordPast(ctx context.Context, s Stop) error {
 	// first run's trace.
 	maps.DeleteFunc(l.conds, func(k condKey, _ condValue) bool { return k.index >= gap })
 	maps.Copy(l.conds, conds)
+	b.tr = NewTree(got)
+	b.tr.more = b.more
+	b.cacheSim = nil
+	return nil
+}
+
+// Back to the entry. rr from the module's code (a top-level state: its
+// target is before the start) and rc with no breakpoint go back to before
+// the start, whatever ran unrecorded: the target needs no state of the
+// gap, nor a checkpoint's tail. The session stops there at once; only the
+// run must be made able to go forward again, and that needs no replay of
+// the whole: a new run of the program (relive) is taken to where the `c`
+// began, checked to record the same states up to there, and waits there
+// live, as the first run did.
+
+// entryTarget reports whether cmd's target from s is before the start
+// whatever ran unrecorded: rr from the module's code (a top-level state,
+// or the end: the module's call is the first state, and call states that
+// stand for the stack after a gap are not calls), rc with no enabled
+// breakpoint (target: where cmd goes from a position).
+func (b *TraceBackend) entryTarget(s Stop, cmd Command, bps []*BreakSpec, target func(Pos) Pos) bool {
+	p, ok := b.PosOf(s)
+	switch {
+	case !ok || p.LineCall || pdbBeforeStart(b.tr, Pos{}) != EntryExit:
+		return false
+	case cmd.Action == InvStepCall:
+		return p.Index >= len(b.tr.T.States) || b.tr.Parent(p.Index) < 0
+	case cmd.Action == Continue && cmd.Reverse() && !cmd.Raised && len(cmd.Breaks) == 0 &&
+		!slices.ContainsFunc(bps, func(bp *BreakSpec) bool { return !bp.Disabled }):
+		return target(p) == EntryExit
+	}
+	return false
+}
+
+// toEntry answers a reverse command from stop s past an unrecorded
+// stretch whose target is before the start (entryTarget) by relive:
+// true when it did, the session then being before the start; false when
+// cmd is not such a command or the run could not be taken there again
+// (the caller replays, or refuses, as before).
+func (b *TraceBackend) toEntry(ctx context.Context, s Stop, cmd Command, bps []*BreakSpec, target func(Pos) Pos) bool {
+	l := b.live
+	if !b.pastUnrecorded(s) || l.changed || l.run.Typed() || !b.entryTarget(s, cmd, bps, target) {
+		return false
+	}
+	return b.relive(ctx) == nil
+}
+
+// relive replaces the run by a new run of the program, recorded up to
+// the first unrecorded stretch of this one (where its `c` began) and
+// paused there, when it recorded the same states; the new run's output
+// is shown from there on. Conditions known before that point stay.
+func (b *TraceBackend) relive(ctx context.Context) error {
+	l := b.live
+	want := b.tr.T
+	gap := want.Unrecorded[0]
+	if l.args != nil {
+		ctx = context.WithValue(ctx, runArgsKey{}, l.args)
+	}
+	var shown atomic.Bool
+	l.run.Close()
+	run, err := l.start(ctx, func(out string) {
+		if shown.Load() {
+			b.write(out)
+		}
+	})
+	if err != nil {
+		l.err = err
+		return err
+	}
+	l.mu.Lock()
+	l.run = run // Interrupt (Ctrl-C) reaches the new run
+	l.mu.Unlock()
+	l.relived++
+	for n := len(run.Trace().States); n < gap && !run.Ended(); n = len(run.Trace().States) {
+		if err := run.Resume(ctx, tracer.Pause{Depth: -1, Budget: gap - n}); err != nil {
+			return err
+		}
+		if reason, _ := run.Paused(); reason != tracer.PauseFilter {
+			return fmt.Errorf("the new run paused: %s", reason)
+		}
+	}
+	got := run.Trace()
+	if run.Ended() || len(got.States) != gap || !reflect.DeepEqual(got.States, want.States[:gap]) {
+		return errors.New("the new run's states before the `c` differ")
+	}
+	shown.Store(true)
+	maps.DeleteFunc(l.conds, func(k condKey, _ condValue) bool { return k.index >= gap })
+	l.tailOf = nil
 	b.tr = NewTree(got)
 	b.tr.more = b.more
 	b.cacheSim = nil
@@ -267,8 +356,6 @@ func (b *TraceBackend) loadTail(ctx context.Context, bps []*BreakSpec) error {
 		l.noTail = "the program has not ended"
 	case l.run.Checkpoints() == 0:
 		l.noTail = "no checkpoint was taken (a short stretch, a program with threads, or none fit)"
-	case len(want.Unrecorded) != 1:
-		l.noTail = "the run went untraced more than once"
 	case slices.ContainsFunc(bps, func(bp *BreakSpec) bool { return bp.Cond != "" }):
 		l.noTail = "a breakpoint has a condition (the tail does not evaluate it)"
 	default:
@@ -277,7 +364,7 @@ func (b *TraceBackend) loadTail(ctx context.Context, bps []*BreakSpec) error {
 	if l.noTail != "" {
 		return nil
 	}
-	gap := want.Unrecorded[0]
+	gap := want.Unrecorded[len(want.Unrecorded)-1] // the checkpoints' stretch
 	run, err := l.run.FromCheckpoint(ctx, tracer.Pause{Depth: -1})
 	if run != nil {
 		l.mu.Lock()

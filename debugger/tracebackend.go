@@ -137,13 +137,18 @@ func (b *TraceBackend) next(ctx context.Context, history []Step, cmd Command) (S
 	last := history[len(history)-1]
 	inverse := cmd.Reverse()
 	if inverse {
-		var err error
-		history, err = b.recordTail(ctx, history, cmd, nil, func(p Pos) Pos { // replay.go
+		target := func(p Pos) Pos {
 			if cmd.Action == Continue {
 				return b.reverseContinue(p, cmd.Breaks)
 			}
 			return pdbBeforeStart(b.tr, b.tr.Apply(p, cmd))
-		})
+		}
+		if b.live != nil && b.toEntry(ctx, last.Stop, cmd, nil, target) { // replay.go
+			b.remember(len(history)+1, EntryExit, nil)
+			return b.StopAt(EntryExit), nil
+		}
+		var err error
+		history, err = b.recordTail(ctx, history, cmd, nil, target) // replay.go
 		if err != nil {
 			return Stop{}, err
 		}

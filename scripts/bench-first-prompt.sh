@@ -11,9 +11,12 @@
 # 1. First prompt, whole processes, in turn (so that the machine's load
 #    falls on all alike), RUNS times each:
 #      ndb          ndb debug --engine real --batch p.py (its cache warm)
-#      ndb-newdir   the same in a new folder each time: the interpreter
-#                   cache has no answer for it yet (pyenv's choice depends
-#                   on the folder), the worker starts on the last answer
+#      ndb-newdir   the same in a new folder each time, with no version
+#                   file of its own: pyenv chooses there as in the folder
+#                   the cache's answer was made in, which holds
+#      ndb-newver   a new folder with its own .python-version (the version
+#                   pyenv runs now, where pyenv is found): the cache has no
+#                   answer for it yet, the worker starts on the last answer
 #                   while the interpreter is probed
 #      ndb-nocache  the same with NDB_NO_PYTHON_CACHE=1 (the interpreter
 #                   probed, then the worker started from source)
@@ -69,16 +72,24 @@ ndb, python, runs, rounds, d, baseline = sys.argv[1], sys.argv[2], int(sys.argv[
 exe = sys.executable
 
 fresh = [0]
+try:
+    version = subprocess.run(["pyenv", "version-name"], capture_output=True, text=True).stdout.strip()
+except OSError:
+    version = ""
 
 def first_prompt(cmd, marker, env):
     """ms to the first prompt, ms to the exit after q."""
     cwd = d
-    if env is None:  # ndb-newdir
+    if env in ("newdir", "newver"):
         fresh[0] += 1
         cwd = os.path.join(d, "new%d" % fresh[0])
         os.mkdir(cwd)
         with open(os.path.join(cwd, "p.py"), "w") as f:
             f.write(open(os.path.join(d, "p.py")).read())
+        if env == "newver":
+            with open(os.path.join(cwd, ".python-version"), "w") as f:
+                f.write(version + "\n")
+        env = None
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=cwd, env=env)
     out = b""
@@ -98,11 +109,13 @@ env = dict(os.environ)
 nocache = dict(env, NDB_NO_PYTHON_CACHE="1")
 variants = [
     ("ndb", [ndb, "debug", "--engine", "real", "--batch", "--python", python, "p.py"], b"\n", env),
-    ("ndb-newdir", [ndb, "debug", "--engine", "real", "--batch", "--python", python, "p.py"], b"\n", None),
+    ("ndb-newdir", [ndb, "debug", "--engine", "real", "--batch", "--python", python, "p.py"], b"\n", "newdir"),
     ("ndb-nocache", [ndb, "debug", "--engine", "real", "--batch", "--python", python, "p.py"], b"\n", nocache),
     ("pdb", [python, "-m", "pdb", "p.py"], b"(Pdb) ", env),
     ("pdb-exe", [exe, "-m", "pdb", "p.py"], b"(Pdb) ", env),
 ]
+if version:
+    variants.insert(2, ("ndb-newver", [ndb, "debug", "--engine", "real", "--batch", "--python", python, "p.py"], b"\n", "newver"))
 if baseline:
     variants.insert(2, ("baseline", [baseline, "debug", "--engine", "real", "--batch", "--python", python, "p.py"], b"\n", env))
 for name, cmd, marker, e in variants:
@@ -119,7 +132,7 @@ for name, _, _, _ in variants:
     p, w = got[name]
     print("%-12s %8.0f %8.0f %8.0f %8.0f" % (name, statistics.median(p), min(p), statistics.median(w), min(w)))
 for base in ("pdb", "pdb-exe"):
-    for name in ("ndb", "ndb-newdir", "ndb-nocache") + (("baseline",) if baseline else ()):
+    for name in ("ndb", "ndb-newdir") + (("ndb-newver",) if version else ()) + ("ndb-nocache",) + (("baseline",) if baseline else ()):
         print("%s / %s: prompt %.2fx (min %.2fx), whole %.2fx (min %.2fx)" % (
             name, base, statistics.median(got[name][0]) / statistics.median(got[base][0]),
             min(got[name][0]) / min(got[base][0]),

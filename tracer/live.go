@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
@@ -111,7 +112,8 @@ type Run struct {
 	ended  bool   // Trace().Exit is final; no more states
 	over   bool   // a stop request was sent (trace size)
 	closed bool
-	wmu    sync.Mutex // writes to the worker (Interrupt runs concurrently)
+	typed  atomic.Bool // Input wrote to it (or ended it): Typed
+	wmu    sync.Mutex  // writes to the worker (Interrupt runs concurrently)
 }
 
 // Start begins a live run of p and runs it to its first pause: the first
@@ -351,6 +353,7 @@ func (in *Input) Write(p []byte) (int, error) {
 		if err != nil {
 			return n, err
 		}
+		in.run.typed.Store(true)
 		if err := in.run.send(append(msg, '\n')); err != nil {
 			return n, err
 		}
@@ -377,8 +380,13 @@ func (in *Input) Close() error {
 		return nil
 	}
 	in.closed = true
+	in.run.typed.Store(true)
 	return in.run.send(fmt.Appendf(nil, "{\"input\":%q,\"eof\":true}\n", in.run.nonce))
 }
+
+// Typed reports whether Input gave the run anything (typed text, or the
+// end of its input): a new run of the program would not read it again.
+func (r *Run) Typed() bool { return r.typed.Load() }
 
 // Close ends the program (if it has not ended) and gives the Tracer back.
 func (r *Run) Close() error {

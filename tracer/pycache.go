@@ -303,6 +303,15 @@ func shimInputs(pyenvRoot string) []string {
 	return ps
 }
 
+// shimStamps stamps the shim's inputs that exist: a shim is decided by the
+// nearest version file and the global ones, so a folder with no version
+// file of its own on the way up to the same ones chooses as the folder the
+// entry was made in (a new folder reuses the entry), while one created
+// anywhere on the way is a new input, and the entry is not used.
+func shimStamps(pyenvRoot string) []fileStamp {
+	return slices.DeleteFunc(stampsOf(shimInputs(pyenvRoot)), func(f fileStamp) bool { return !f.Exists })
+}
+
 // envFingerprint hashes the environment variables that may change which
 // interpreter a name runs or its sys.path.
 func envFingerprint() string {
@@ -439,7 +448,7 @@ func (c pythonCache) lookup(name string) (pythonInstall, bool) {
 		}
 		if e.Kind != kindDirect {
 			_, root := shimKind(found)
-			if !slices.Equal(stampsOf(shimInputs(root)), e.Inputs) {
+			if !slices.Equal(shimStamps(root), e.Inputs) {
 				continue
 			}
 		}
@@ -475,7 +484,7 @@ func (c pythonCache) probe(name string) (pythonInstall, error) {
 	kind, root := shimKind(found)
 	var inputs []fileStamp
 	if kind != "" {
-		inputs = stampsOf(shimInputs(root))
+		inputs = shimStamps(root)
 	}
 	r, err := runProbe(name)
 	if err != nil {
@@ -495,7 +504,7 @@ func (c pythonCache) probe(name string) (pythonInstall, error) {
 		Executable: stampOf(r.Executable), Paths: inst.Paths, Watch: stampsOf(watchPaths(r)),
 		Made: time.Now().Unix()}
 	if kind != kindDirect {
-		if !slices.Equal(stampsOf(shimInputs(root)), inputs) {
+		if !slices.Equal(shimStamps(root), inputs) {
 			return inst, nil // a version file changed while it ran
 		}
 		e.Inputs = inputs

@@ -215,6 +215,20 @@ func TestPythonCachePyenvShim(t *testing.T) {
 	check("a version installed", "a", true)
 	t.Chdir(work)
 	check("another working directory", "b", true)
+	// a folder never seen chooses as one with the same version files on its
+	// way up: no probe (the first prompt in a new folder)
+	fresh := t.TempDir()
+	t.Chdir(fresh)
+	check("a new folder, no version file of its own", "b", false)
+	other := filepath.Join(work, "project", "other")
+	if err := os.MkdirAll(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(other)
+	check("a new folder under project/.python-version", "a", false)
+	writeFile(t, filepath.Join(fresh, ".python-version"), "a\n", 0o644)
+	t.Chdir(fresh)
+	check("the new folder's own .python-version", "a", true)
 }
 
 // A script that is no known shim is run at every start: ndb cannot know
@@ -397,9 +411,11 @@ func TestPythonCacheConcurrentStores(t *testing.T) {
 	}
 }
 
-// In a folder where the cache has no answer yet, the worker starts on the
-// newest answer of another folder while the probe runs: kept where the
-// probe agrees, replaced before any program runs where it does not.
+// In a folder with the version files of one the cache has an answer for,
+// that answer holds. In a folder with other version files, the worker
+// starts on the newest answer of another folder while the probe runs:
+// kept where the probe agrees, replaced before any program runs where it
+// does not.
 func TestPythonCacheGuessedStart(t *testing.T) {
 	py := realPython(t)
 	isolatedCache(t)
@@ -414,12 +430,13 @@ func TestPythonCacheGuessedStart(t *testing.T) {
 	}{
 		{"first start", "one", "a", 1, 1},
 		{"cached", "one", "a", 0, 1},
-		{"another folder, the same version: the guess kept", "two", "a", 1, 1},
+		{"another folder, the same version files on its way up: cached", "two", "a", 0, 1},
 		{"a folder of version b: the guess replaced", "three", "b", 1, 2},
+		{"a folder below it, a version file of its own: the guess kept", "three/sub", "b", 1, 1},
 	} {
 		dir := filepath.Join(work, step.dir)
-		if step.version == "b" {
-			writeFile(t, filepath.Join(dir, ".python-version"), "b\n", 0o644)
+		if step.dir != "one" && step.dir != "two" {
+			writeFile(t, filepath.Join(dir, ".python-version"), step.version+"\n", 0o644)
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
