@@ -311,8 +311,10 @@ func TestReverseFromCheckpointFallsBack(t *testing.T) {
 
 // TestCheckpointLongRunTimes times `c` over NDB_BENCH_CHECKPOINT line events
 // (the bench script's loop: two calls of work, N/2 line events each), then
-// rs and rn from the end answered from a checkpoint, with `python3 -m pdb`'s
-// `c` over the same program beside it. Skipped unless the variable is set.
+// rs and rn from the end answered from a checkpoint, then c to the end, rr
+// to before the start, c to the end of the new run and rc, with
+// `python3 -m pdb`'s `c` over the same program beside it. Skipped unless the
+// variable is set.
 func TestCheckpointLongRunTimes(t *testing.T) {
 	n, err := strconv.Atoi(os.Getenv("NDB_BENCH_CHECKPOINT"))
 	if err != nil {
@@ -356,9 +358,9 @@ func TestCheckpointLongRunTimes(t *testing.T) {
 		t.Errorf("not answered from the checkpoint: %d replays (%s)", b.live.replays, b.live.noTail)
 	}
 	tail := len(b.tr.T.States)
-	// rr from the module, c to the end again in the new run, rc with no
-	// breakpoint: back to before the start (relive)
-	for _, cmd := range []string{"bc", "c", "rc"} {
+	// c to the end (in the tail), rr from there, c to the end again in the
+	// new run, rc with no breakpoint: back to before the start (relive)
+	for _, cmd := range []string{"c", "bc", "c", "rc"} {
 		start = time.Now()
 		st := d.do(cmd)
 		times = append(times, time.Since(start))
@@ -373,9 +375,9 @@ func TestCheckpointLongRunTimes(t *testing.T) {
 	if b.live.replays != 0 || b.live.relived != 2 {
 		t.Errorf("rr, rc: %d replays, %d runs taken to the c again", b.live.replays, b.live.relived)
 	}
-	t.Logf("%d line events: pdb c %.2f s (process), ndb c %.2f s (backend, started), rs %.2f s, rn %.2f s, rs %.2f s, rn %.2f s, rr %.2f s, c %.2f s, rc %.2f s; tail %d states, %d checkpoints",
+	t.Logf("%d line events: pdb c %.2f s (process), ndb c %.2f s (backend, started), rs %.2f s, rn %.2f s, rs %.2f s, rn %.2f s, c %.2f s, rr %.2f s, c %.2f s, rc %.2f s; tail %d states, %d checkpoints",
 		n, pdbC.Seconds(), c.Seconds(), times[0].Seconds(), times[1].Seconds(), times[2].Seconds(), times[3].Seconds(),
-		times[4].Seconds(), times[5].Seconds(), times[6].Seconds(), tail, checkpoints)
+		times[4].Seconds(), times[5].Seconds(), times[6].Seconds(), times[7].Seconds(), tail, checkpoints)
 }
 
 // A reverse command that reaches TraceBackend.next with the trace a

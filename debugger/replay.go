@@ -291,7 +291,7 @@ func resumedAt(t *tracer.Trace) int {
 }
 
 // Checkpoints (docs/debugger.md, "Long runs"). While a `c` runs untraced
-// the program forks a checkpoint every 50 ms of its CPU and keeps the
+// the program forks a checkpoint every 25 ms of its CPU and keeps the
 // newest few (tracer.Run.FromCheckpoint). A reverse command from past
 // that stretch, once the program has ended, first runs the newest
 // checkpoint to the end and records the last ~100,000 events of it (the
@@ -305,7 +305,7 @@ func resumedAt(t *tracer.Trace) int {
 // (recordPast), and the stop the session is at moves to its place there.
 
 // checkpointCPU is the program's CPU time between two checkpoints of an
-// untraced stretch (0: the tracer's, 50 ms); tests make it shorter.
+// untraced stretch (0: the tracer's, 25 ms); tests make it shorter.
 var checkpointCPU time.Duration
 
 // recordTail makes the trace a checkpoint's tail for a reverse command

@@ -60,7 +60,7 @@ type Pause struct {
 	// again); void with Untraced and Filtered.
 	Budget int `json:"budget,omitempty"`
 	// CheckpointCPU, with Untraced: the program's CPU time between two
-	// checkpoints (FromCheckpoint); 0: 50 ms.
+	// checkpoints (FromCheckpoint); 0: 25 ms.
 	CheckpointCPU time.Duration `json:"checkpoint_cpu,omitempty"`
 }
 

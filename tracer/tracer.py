@@ -87,7 +87,7 @@ FLUSH_RECORDS = 4096
 # forked every CKPT_CPU seconds of the program's CPU, the newest CKPT_RING are
 # kept; a resumed one counts its events to the end, and a copy of it records
 # the last CKPT_TAIL of them (counted trace calls).
-CKPT_CPU = 0.05
+CKPT_CPU = 0.025
 CKPT_RING = 3
 CKPT_TAIL = 100000
 # While a checkpoint counts, it forks a copy every CKPT_COPY_CPU seconds of
