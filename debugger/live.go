@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,6 +77,14 @@ type liveRun struct {
 	// stop, so a new run of it is not this one (relive)
 	changed bool
 	relived int // runs started again up to an unrecorded stretch (relive)
+	// quiet maps an unrecorded stretch (its index in Trace.Unrecorded's
+	// terms) to the frame whose every event in it would have paused the
+	// run, so that it ran none there (a next's frame: quietFrame)
+	quiet map[int]int
+	// gapPause maps an unrecorded stretch to the filtered pause the run
+	// went on by there, when it paused by it (not interrupted): a new run
+	// resumed by it at the same state pauses at the same event (relive)
+	gapPause map[int]tracer.Pause
 }
 
 type condKey struct {
@@ -107,6 +116,7 @@ func (b *TraceBackend) startRun(ctx context.Context) error {
 	l.pending.Reset() // a new run's output starts afresh
 	l.conds = map[condKey]condValue{}
 	l.changed = false
+	l.quiet, l.gapPause = map[int]int{}, map[int]tracer.Pause{}
 	run, err := l.start(ctx, b.write)
 	if err != nil {
 		return err
@@ -141,11 +151,20 @@ func (b *TraceBackend) more(p tracer.Pause) (interrupted, ok bool) {
 	if l.forced != "" {
 		p = tracer.PauseAll
 	}
+	from := len(b.tr.T.States)
 	if err := l.run.Resume(ctx, p); err != nil {
 		l.err = err
 	}
 	b.tr.Grow()
 	reason, paused := l.run.Paused()
+	if slices.Contains(b.tr.T.Unrecorded, from) && p.Filtered { // replay.go
+		if f, ok := quietFrame(p); ok {
+			l.quiet[from] = f
+		}
+		if paused && reason == tracer.PauseFilter && !l.run.Ended() {
+			l.gapPause[from] = p
+		}
+	}
 	interrupted = paused && !l.run.Ended() && (reason == tracer.PauseInterrupt || reason == tracer.PauseTimeout || l.forced != "")
 	return interrupted, l.err == nil && !l.run.Ended()
 }

@@ -677,8 +677,11 @@ func (sim *pdbSim) run(from int, breaks map[int]bool, lastStop int) int {
 // standIn reports whether state k is a call state standing for a frame
 // found on the stack after an unrecorded stretch (the states from a gap of
 // Trace.Unrecorded up to its Trace.Resumed): no event.
-func (sim *pdbSim) standIn(k int) bool {
-	t := sim.tr.T
+func (sim *pdbSim) standIn(k int) bool { return standIn(sim.tr.T, k) }
+
+// standIn reports whether state k of t stands for a frame found on the
+// stack after an unrecorded stretch (pdbSim.standIn).
+func standIn(t *tracer.Trace, k int) bool {
 	i := sort.SearchInts(t.Unrecorded, k+1) - 1 // the last gap at or before k
 	if i < 0 {
 		return false
@@ -794,9 +797,9 @@ func (b *TraceBackend) nextWithBreaks(ctx context.Context, history []Step, cmd C
 			}
 			return pdbBeforeStart(b.tr, b.tr.Apply(p, cmd))
 		}
-		if b.toEntry(ctx, history[len(history)-1].Stop, cmd, bps, target) { // replay.go
-			b.remember(len(history)+1, EntryExit, nil)
-			return b.StopAt(EntryExit), nil
+		if q, ok := b.toBeforeGap(ctx, history[len(history)-1].Stop, cmd, bps, target); ok { // replay.go
+			b.remember(len(history)+1, q, nil)
+			return b.StopAt(q), nil
 		}
 		history, err := b.recordTail(ctx, history, cmd, bps, target)
 		if err != nil {

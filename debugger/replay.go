@@ -7,6 +7,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"sort"
 	"sync/atomic"
 	"time"
 
@@ -122,61 +123,136 @@ func (b *TraceBackend) recordPast(ctx context.Context, s Stop) error {
 	// first run's trace.
 	maps.DeleteFunc(l.conds, func(k condKey, _ condValue) bool { return k.index >= gap })
 	maps.Copy(l.conds, conds)
+	clear(l.quiet)
+	clear(l.gapPause)
 	b.tr = NewTree(got)
 	b.tr.more = b.more
 	b.cacheSim = nil
 	return nil
 }
 
-// Back to the entry. rr from the module's code (a top-level state: its
-// target is before the start) and rc with no breakpoint go back to before
-// the start, whatever ran unrecorded: the target needs no state of the
-// gap, nor a checkpoint's tail. The session stops there at once; only the
-// run must be made able to go forward again, and that needs no replay of
-// the whole: a new run of the program (relive) is taken to where the `c`
-// began, checked to record the same states up to there, and waits there
-// live, as the first run did.
+// Back before the first gap. Some reverse targets are known exactly
+// whatever ran unrecorded:
+//   - rr from the module's code (a top-level state, or the end) and rc
+//     with no enabled breakpoint go back to before the start: the
+//     module's call is the first state (the call states that stand for
+//     the stack after a gap are not calls), and no breakpoint can have
+//     been hit in the gap;
+//   - rn and rr in a frame that ran nothing in the gaps between the stop
+//     and the target: a next's filtered stretch pauses at every event of
+//     its frame (quietFrame), so the frame's previous state, and its call,
+//     are the last ones recorded before it (acrossQuiet).
+// A stop there needs no replay of the whole run: when the target is
+// before the first gap, a new run of the program (relive) is taken to
+// where that gap began, checked to record the same states up to there,
+// and waits there live, as the first run did; forward commands run it on.
 
-// entryTarget reports whether cmd's target from s is before the start
-// whatever ran unrecorded: rr from the module's code (a top-level state,
-// or the end: the module's call is the first state, and call states that
-// stand for the stack after a gap are not calls), rc with no enabled
-// breakpoint (target: where cmd goes from a position).
-func (b *TraceBackend) entryTarget(s Stop, cmd Command, bps []*BreakSpec, target func(Pos) Pos) bool {
-	p, ok := b.PosOf(s)
-	switch {
-	case !ok || p.LineCall || pdbBeforeStart(b.tr, Pos{}) != EntryExit:
-		return false
-	case cmd.Action == InvStepCall:
-		return p.Index >= len(b.tr.T.States) || b.tr.Parent(p.Index) < 0
-	case cmd.Action == Continue && cmd.Reverse() && !cmd.Raised && len(cmd.Breaks) == 0 &&
-		!slices.ContainsFunc(bps, func(bp *BreakSpec) bool { return !bp.Disabled }):
-		return target(p) == EntryExit
+// quietFrame is the frame a live run resumed by p runs no event of
+// without pausing, when p is filtered: a next's frame (every line from
+// the first, its exceptions and its return: tracer.Pause.Steps, Frames).
+func quietFrame(p tracer.Pause) (int, bool) {
+	if !p.Filtered || len(p.Steps) != 1 || p.StepsFrom > 0 || !slices.Contains(p.Frames, p.Steps[0]) {
+		return 0, false
 	}
-	return false
+	return p.Steps[0], true
 }
 
-// toEntry answers a reverse command from stop s past an unrecorded
-// stretch whose target is before the start (entryTarget) by relive:
-// true when it did, the session then being before the start; false when
+// beforeGap is the target of reverse command cmd from s when it is known
+// exactly though gaps lie between (see above): ok false otherwise.
+// target: where cmd goes from a position in the trace as it is.
+func (b *TraceBackend) beforeGap(s Stop, cmd Command, bps []*BreakSpec, target func(Pos) Pos) (q Pos, ok bool) {
+	p, ok := b.PosOf(s)
+	if !ok || p.LineCall {
+		return Pos{}, false
+	}
+	entry := pdbBeforeStart(b.tr, Pos{}) == EntryExit
+	switch {
+	case cmd.Action == InvStepCall && entry && (p.Index >= len(b.tr.T.States) || b.tr.Parent(p.Index) < 0):
+		return EntryExit, true
+	case cmd.Action == Continue && cmd.Reverse() && entry && !cmd.Raised && len(cmd.Breaks) == 0 &&
+		!slices.ContainsFunc(bps, func(bp *BreakSpec) bool { return !bp.Disabled }):
+		return EntryExit, target(p) == EntryExit
+	case cmd.Action == InvStepCall || cmd.Action == InvStepOver:
+		if q, ok := b.acrossQuiet(p.Index, cmd.Action == InvStepCall); ok {
+			return pdbBeforeStart(b.tr, q), true
+		}
+	}
+	return Pos{}, false
+}
+
+// acrossQuiet walks back from state i to its frame's previous state (rn)
+// or its call (rr: call true) over at least one gap, each quiet for that
+// frame (the frame keeps its number across a filtered stretch); ok false
+// when the walk meets a gap that is not, or crosses none (the tree
+// answers then).
+func (b *TraceBackend) acrossQuiet(i int, call bool) (Pos, bool) {
+	t := b.tr.T
+	if i <= 0 || i >= len(t.States) || b.live == nil {
+		return Pos{}, false
+	}
+	f, d := t.States[i].Frame, t.States[i].Depth
+	crossed := false
+	for j := i - 1; j >= 0; j-- {
+		if slices.Contains(t.Unrecorded, j+1) { // a gap between j and j+1
+			if g, ok := b.live.quiet[j+1]; !ok || g != f {
+				return Pos{}, false
+			}
+			crossed = true
+		}
+		s := &t.States[j]
+		switch {
+		case standIn(t, j):
+		case s.Depth < d:
+			return Pos{}, false
+		case s.Frame == f && s.Depth == d && (!call || s.Event == tracer.EventCall):
+			return Pos{Index: j}, crossed
+		}
+	}
+	return Pos{}, false
+}
+
+// toBeforeGap answers a reverse command from stop s whose target is
+// before the first gap and known exactly (beforeGap) by relive: ok true
+// when it did, the target a position of the new run's trace; false when
 // cmd is not such a command or the run could not be taken there again
 // (the caller replays, or refuses, as before).
-func (b *TraceBackend) toEntry(ctx context.Context, s Stop, cmd Command, bps []*BreakSpec, target func(Pos) Pos) bool {
+func (b *TraceBackend) toBeforeGap(ctx context.Context, s Stop, cmd Command, bps []*BreakSpec, target func(Pos) Pos) (Pos, bool) {
 	l := b.live
-	if !b.pastUnrecorded(s) || l.changed || l.run.Typed() || !b.entryTarget(s, cmd, bps, target) {
-		return false
+	if !b.pastUnrecorded(s) || l.changed || l.run.Typed() {
+		return Pos{}, false
 	}
-	return b.relive(ctx) == nil
+	q, ok := b.beforeGap(s, cmd, bps, target)
+	if !ok {
+		return Pos{}, false
+	}
+	u := b.tr.T.Unrecorded
+	if b.relive(ctx, u[sort.SearchInts(u, q.Index+1)]) != nil { // the first gap after q
+		return Pos{}, false
+	}
+	return q, true
 }
 
-// relive replaces the run by a new run of the program, recorded up to
-// the first unrecorded stretch of this one (where its `c` began) and
-// paused there, when it recorded the same states; the new run's output
-// is shown from there on. Conditions known before that point stay.
-func (b *TraceBackend) relive(ctx context.Context) error {
+// relive replaces the run by a new run of the program, taken to where its
+// unrecorded stretch that begins at state upTo began and paused there,
+// when it recorded the same states. The stretches before that one are run
+// again by the filtered pauses the first run went on by (gapPause: each
+// pauses at the same event in a run that is the same); a stretch without
+// one (an interrupt ended it, or a continue with no breakpoint) cannot be.
+// The new run's output is shown from upTo on; what is known of the first
+// run before upTo (conditions, quiet stretches) stays.
+func (b *TraceBackend) relive(ctx context.Context, upTo int) error {
 	l := b.live
 	want := b.tr.T
-	gap := want.Unrecorded[0]
+	var gaps []int
+	for _, g := range want.Unrecorded {
+		if g >= upTo {
+			break
+		}
+		if _, ok := l.gapPause[g]; !ok {
+			return errors.New("an earlier unrecorded stretch cannot be run again as it was")
+		}
+		gaps = append(gaps, g)
+	}
 	if l.args != nil {
 		ctx = context.WithValue(ctx, runArgsKey{}, l.args)
 	}
@@ -195,20 +271,37 @@ func (b *TraceBackend) relive(ctx context.Context) error {
 	l.run = run // Interrupt (Ctrl-C) reaches the new run
 	l.mu.Unlock()
 	l.relived++
-	for n := len(run.Trace().States); n < gap && !run.Ended(); n = len(run.Trace().States) {
-		if err := run.Resume(ctx, tracer.Pause{Depth: -1, Budget: gap - n}); err != nil {
+	resume := func(p tracer.Pause) error {
+		if err := run.Resume(ctx, p); err != nil {
 			return err
 		}
-		if reason, _ := run.Paused(); reason != tracer.PauseFilter {
+		if reason, _ := run.Paused(); reason != tracer.PauseFilter || run.Ended() {
 			return fmt.Errorf("the new run paused: %s", reason)
+		}
+		return nil
+	}
+	for i, g := range append(gaps, upTo) {
+		for n := len(run.Trace().States); n < g; n = len(run.Trace().States) {
+			if err := resume(tracer.Pause{Depth: -1, Budget: g - n}); err != nil {
+				return err
+			}
+		}
+		if i < len(gaps) {
+			if err := resume(l.gapPause[g]); err != nil {
+				return err
+			}
 		}
 	}
 	got := run.Trace()
-	if run.Ended() || len(got.States) != gap || !reflect.DeepEqual(got.States, want.States[:gap]) {
-		return errors.New("the new run's states before the `c` differ")
+	resumed := slices.DeleteFunc(slices.Clone(want.Resumed), func(k int) bool { return k >= upTo })
+	if len(got.States) != upTo || !slices.Equal(got.Unrecorded, gaps) || !slices.Equal(got.Resumed, resumed) ||
+		!reflect.DeepEqual(got.States, want.States[:upTo]) {
+		return errors.New("the new run's states differ")
 	}
 	shown.Store(true)
-	maps.DeleteFunc(l.conds, func(k condKey, _ condValue) bool { return k.index >= gap })
+	maps.DeleteFunc(l.conds, func(k condKey, _ condValue) bool { return k.index >= upTo })
+	maps.DeleteFunc(l.quiet, func(k, _ int) bool { return k >= upTo })
+	maps.DeleteFunc(l.gapPause, func(k int, _ tracer.Pause) bool { return k >= upTo })
 	l.tailOf = nil
 	b.tr = NewTree(got)
 	b.tr.more = b.more

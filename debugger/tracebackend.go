@@ -143,9 +143,9 @@ func (b *TraceBackend) next(ctx context.Context, history []Step, cmd Command) (S
 			}
 			return pdbBeforeStart(b.tr, b.tr.Apply(p, cmd))
 		}
-		if b.live != nil && b.toEntry(ctx, last.Stop, cmd, nil, target) { // replay.go
-			b.remember(len(history)+1, EntryExit, nil)
-			return b.StopAt(EntryExit), nil
+		if q, ok := b.toBeforeGap(ctx, last.Stop, cmd, nil, target); ok { // replay.go
+			b.remember(len(history)+1, q, nil)
+			return b.StopAt(q), nil
 		}
 		var err error
 		history, err = b.recordTail(ctx, history, cmd, nil, target) // replay.go

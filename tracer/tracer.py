@@ -2052,7 +2052,12 @@ def _make_filtered_trace(run):
                 # as local_trace: a generator's yield keeps the frame
                 if not st[7] or frame in excepted or frame.f_code.co_code[frame.f_lasti] != YIELD_VALUE:
                     del frames[frame]
-                    quiet.discard(frame)
+                    if frame in quiet:
+                        # a generator taken for ended (a quiet frame shows
+                        # no line that would clear excepted) may resume:
+                        # its lines are a breakpoint's again
+                        frame.f_trace_lines = True
+                        quiet.discard(frame)
                 excepted.discard(frame)
         elif event == "exception":
             if frame in frames:

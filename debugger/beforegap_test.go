@@ -1,0 +1,189 @@
+package debugger
+
+import (
+	"context"
+	"errors"
+	"math/rand"
+	"slices"
+	"strings"
+	"testing"
+
+	"ndb/tracer"
+)
+
+// overLongCalls has calls long enough that a next over them goes on
+// filtered (liveStepStates) at module level, in a function, and over a
+// generator drained by sum.
+const overLongCalls = `def work(n):
+    i = 0
+    while i < n:
+        i += 1
+    return i
+
+def g(n):
+    i = 0
+    while i < n:
+        yield i
+        i += 1
+
+def outer(k):
+    y = 2
+    z = work(k)
+    w = sum(g(k))
+    return y + z + w
+
+x = 1
+a = work(30000)
+b = outer(20000)
+print(a + b + x)
+`
+
+// After a next over a long call, whose filtered stretch pauses at every
+// event of the next's frame, rn and rr from the frame's next stop go back
+// over it exactly: to the line that made the call, to the frame's call.
+// The run is taken again to where its first gap began (relive), and
+// forward commands from there run it on: every stop is the whole trace's.
+// A stretch that may hold the frame's own events (until's, a continue's)
+// is not crossed.
+func TestReverseAcrossNext(t *testing.T) {
+	python := pythonExe(t)
+	ctx := context.Background()
+	old, oldStep := liveRecordStates, liveStepStates
+	liveRecordStates, liveStepStates = 2000, 500
+	defer func() { liveRecordStates, liveStepStates = old, oldStep }()
+	prog := tracer.Program{Source: overLongCalls}
+	whole, err := liveTracerFor(t, python).TraceLimits(ctx, prog, fastLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		cmds    []string
+		relived int
+	}{
+		{"rn at module level", []string{"n", "n", "n", "n", "n", "bo", "bo", "n", "n", "n"}, 1},
+		{"rr to the module's call", []string{"n", "n", "n", "n", "n", "bc", "s", "n"}, 1},
+		// after a first gap at module level: relive runs it again
+		{"rn, rr in a function", []string{"n", "n", "n", "n", "n", "s", "n", "n", "n", "bo", "bo", "n", "n", "n", "bc", "n", "n", "n", "n"}, 2},
+		{"over a generator", []string{"n", "n", "n", "n", "n", "s", "n", "n", "n", "bo", "n", "n", "r"}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := driveSession(t, NewTraceBackend(whole), tc.cmds)
+			b := liveBackend(t, python, prog, fastLimits)
+			defer b.Close()
+			d := backendDriver(t, b)
+			got := []Stop{d.history[0].Stop}
+			for _, c := range tc.cmds {
+				got = append(got, d.do(c))
+			}
+			if d := sameStops(got, want); d >= 0 {
+				t.Fatalf("stop %d differs\ncommands: %s\nwhole: %s\nlive:  %s", d, strings.Join(tc.cmds, "; "), stopAt(want, d), stopAt(got, d))
+			}
+			if b.live.replays != 0 || b.live.relived != tc.relived {
+				t.Errorf("%d replays, %d runs taken to the gap again; want 0, %d", b.live.replays, b.live.relived, tc.relived)
+			}
+		})
+	}
+
+	// until over the loop of work pauses only at its lines past the loop's
+	// test: its stretch may hold work's own lines, and rn is refused
+	b := liveBackend(t, python, prog, fastLimits)
+	defer b.Close()
+	d := backendDriver(t, b)
+	for _, c := range []string{"n", "n", "n", "n", "n", "s", "n", "n", "s", "n", "n", "n", "unt"} {
+		d.do(c)
+	}
+	if len(b.tr.T.Unrecorded) == 0 {
+		t.Fatal("until ran recorded")
+	}
+	if _, err := d.try("bo"); !errors.Is(err, ErrUnrecordedPast) || b.live.relived != 0 {
+		t.Fatalf("rn after until: %v (%d runs taken again)", err, b.live.relived)
+	}
+}
+
+// On every conformance fixture, with every next, until, return and
+// continue with breakpoints going filtered (withRecordStates 0), random
+// pdb sequences with rn, rr and rs among them: each reverse command the
+// live session answers stops where the whole trace's session stops (the
+// stop and the stack); one it refuses (ErrUnrecordedPast) is skipped by
+// both. Some must cross a gap (relive).
+func TestReverseAcrossGapsMatchesWholeTrace(t *testing.T) {
+	python := pythonExe(t)
+	ctx := context.Background()
+	answered, refused, relived := 0, 0, 0
+	t.Cleanup(func() {
+		t.Logf("reverse commands over gaps: %d answered, %d refused; %d runs taken to a gap again", answered, refused, relived)
+		if relived == 0 && !t.Failed() {
+			t.Error("no reverse command crossed a gap")
+		}
+	})
+	for _, fx := range conformanceFixtures {
+		t.Run(fx.name(), func(t *testing.T) {
+			prog, whole, hit := fixtureRun(t, python, fx)
+			for seed := range liveSequences(6, 2) {
+				rng := rand.New(rand.NewSource(int64(300 + seed)))
+				var cmds []string
+				for _, c := range randomCommands(rng, whole.Source, hit, 30) {
+					cmds = append(cmds, c)
+					if rng.Intn(3) == 0 {
+						cmds = append(cmds, []string{"bo", "bc", "bs", "bo"}[rng.Intn(4)])
+					}
+				}
+				ws, err := NewSession(ctx, NewTraceBackend(whole))
+				if err != nil {
+					t.Fatal(err)
+				}
+				lb := liveBackend(t, python, prog, tracer.Limits{})
+				defer lb.Close() // the tracer serves one run at a time
+				ls, err := NewSession(ctx, lb)
+				if err != nil {
+					t.Fatal(err)
+				}
+				withRecordStates(0, func() {
+					for i, c := range cmds {
+						wc, move, err := sessionCommand(ws, c)
+						if err != nil {
+							t.Fatal(err)
+						}
+						lc, _, err := sessionCommand(ls, c)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if at := ws.Current(); !move || at.IsExit() && (at.Exit == ExitInvEntry) == wc.Reverse() {
+							continue // pdb's own refusals at the ends
+						}
+						gaps, runs := len(lb.tr.T.Unrecorded), lb.live.relived
+						lst, err := ls.Do(ctx, lc)
+						if errors.Is(err, ErrUnrecordedPast) && lc.Reverse() {
+							refused++
+							continue
+						}
+						if err != nil {
+							t.Fatalf("seed %d, command %d %s: %v", seed, i, c, err)
+						}
+						wst, err := ws.Do(ctx, wc)
+						if err != nil {
+							t.Fatalf("seed %d, command %d %s, whole trace: %v", seed, i, c, err)
+						}
+						// the order of a frame's locals first seen after a gap
+						// may differ (docs/debugger.md, "Long runs"): by name
+						if got, want := stopKey(ls, byName(lst)), stopKey(ws, byName(wst)); got != want {
+							t.Fatalf("seed %d: command %d %s differs\ncommands: %s\nwhole: %s\nlive:  %s", seed, i, c, strings.Join(cmds, "; "), want, got)
+						}
+						if lc.Reverse() && gaps > 0 {
+							answered++
+						}
+						relived += lb.live.relived - runs
+					}
+				})
+				lb.Close()
+			}
+		})
+	}
+}
+
+// byName is st with its locals in name order.
+func byName(st Stop) Stop {
+	st.Locals = slices.SortedFunc(slices.Values(st.Locals), func(a, b tracer.Var) int { return strings.Compare(a.Name, b.Name) })
+	return st
+}
