@@ -68,17 +68,7 @@ func TestReverseAcrossNext(t *testing.T) {
 		{"over a generator", []string{"n", "n", "n", "n", "n", "s", "n", "n", "n", "bo", "n", "n", "r"}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			want := driveSession(t, NewTraceBackend(whole), tc.cmds)
-			b := liveBackend(t, python, prog, fastLimits)
-			defer b.Close()
-			d := backendDriver(t, b)
-			got := []Stop{d.history[0].Stop}
-			for _, c := range tc.cmds {
-				got = append(got, d.do(c))
-			}
-			if d := sameStops(got, want); d >= 0 {
-				t.Fatalf("stop %d differs\ncommands: %s\nwhole: %s\nlive:  %s", d, strings.Join(tc.cmds, "; "), stopAt(want, d), stopAt(got, d))
-			}
+			b := liveLikeWhole(t, python, prog, whole, tc.cmds, nil)
 			if b.live.replays != 0 || b.live.relived != tc.relived {
 				t.Errorf("%d replays, %d runs taken to the gap again; want 0, %d", b.live.replays, b.live.relived, tc.relived)
 			}

@@ -97,13 +97,7 @@ func TestReverseFromCheckpoint(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := driveSession(t, NewTraceBackend(whole), tc.cmds)
-			b := liveBackend(t, python, prog, fastLimits)
-			defer b.Close()
-			d := backendDriver(t, b)
-			got := []Stop{d.history[0].Stop}
-			for i, c := range tc.cmds {
-				got = append(got, d.do(c))
+			b := liveLikeWhole(t, python, prog, whole, tc.cmds, func(i int, c string, b *TraceBackend) {
 				if i == 0 && b.live.run.Checkpoints() == 0 {
 					t.Fatal("no checkpoint was kept")
 				}
@@ -118,10 +112,7 @@ func TestReverseFromCheckpoint(t *testing.T) {
 				if i > 0 && i < tc.tailCmds && b.live.tailOf != b.tr {
 					t.Fatalf("after %s (command %d): not the checkpoint's tail (%s)", c, i+1, b.live.noTail)
 				}
-			}
-			if d := sameStops(got, want); d >= 0 {
-				t.Fatalf("stop %d differs\ncommands: %s\nwhole: %s\nlive:  %s", d, strings.Join(tc.cmds, "; "), stopAt(want, d), stopAt(got, d))
-			}
+			})
 			if b.live.tailRuns != tc.tails {
 				t.Errorf("%d tails recorded, want %d", b.live.tailRuns, tc.tails)
 			}
@@ -208,6 +199,28 @@ func TestReverseToEntry(t *testing.T) {
 			}
 		})
 	}
+}
+
+// liveLikeWhole drives a live backend over prog through cmds (backendDriver)
+// and checks that its stops are whole's session's (sameStops); each, if
+// not nil, runs after command i. The backend is closed when the test ends.
+func liveLikeWhole(t *testing.T, python string, prog tracer.Program, whole *tracer.Trace, cmds []string, each func(i int, c string, b *TraceBackend)) *TraceBackend {
+	t.Helper()
+	want := driveSession(t, NewTraceBackend(whole), cmds)
+	b := liveBackend(t, python, prog, fastLimits)
+	t.Cleanup(func() { b.Close() })
+	d := backendDriver(t, b)
+	got := []Stop{d.history[0].Stop}
+	for i, c := range cmds {
+		got = append(got, d.do(c))
+		if each != nil {
+			each(i, c, b)
+		}
+	}
+	if d := sameStops(got, want); d >= 0 {
+		t.Fatalf("stop %d differs\ncommands: %s\nwhole: %s\nlive:  %s", d, strings.Join(cmds, "; "), stopAt(want, d), stopAt(got, d))
+	}
+	return b
 }
 
 // driver steps a backend as a Session does (sessionCommand's commands),
