@@ -401,6 +401,107 @@ func TestFilteredStepsLongRun(t *testing.T) {
 	t.Logf("n, unt and r over 2M events each: %v, %d states", time.Since(began), len(tr.States))
 }
 
+// Stepping over a generator goes on filtered too (it was recorded: a long
+// call ended by MaxTraceBytes): bdb also stops at StopIteration and
+// GeneratorExit in any frame it traces then (all of them, with a
+// breakpoint in the file), so the filter pauses there as well
+// (Pause.GenExits). Every stop is the whole trace's, the StopIteration a
+// helper raises and catches included, and rn goes back over the stretch.
+func TestFilteredNextInGenerator(t *testing.T) {
+	python := pythonExe(t)
+	ctx := context.Background()
+	src := `def inner():
+    yield 1
+
+def helper(n):
+    it = inner()
+    next(it)
+    try:
+        next(it)
+    except StopIteration:
+        pass
+    i = 0
+    while i < n:
+        i += 1
+    return i
+
+def g(n):
+    yield 0
+    x = helper(n)
+    yield x
+
+def never():
+    return 0
+
+for v in g(3000):
+    print(v)
+`
+	prog := tracer.Program{Source: src}
+	whole, err := liveTracerFor(t, python).TraceLimits(ctx, prog, fastLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		bps   []int
+		cmds  []string
+		stops map[string]bool // stops the sequence must make: event function:line
+	}{
+		{"no breakpoint", nil, []string{"n", "n", "n", "n", "s", "n", "n", "n", "bo", "n", "n"},
+			map[string]bool{"line g:19": true}},
+		{"a breakpoint in the file: helper's StopIteration", []int{22}, []string{"n", "n", "n", "n", "s", "n", "n", "n", "n", "n", "n", "bo", "n"},
+			map[string]bool{"exception helper:8": true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws, err := NewSession(ctx, NewTraceBackend(whole))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lb := liveBackend(t, python, prog, fastLimits)
+			defer lb.Close()
+			ls, err := NewSession(ctx, lb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, line := range tc.bps {
+				for _, s := range []*Session{ws, ls} {
+					if _, err := s.Break(BreakSpec{Line: line}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			genExits := 0
+			more := lb.Tree().more
+			lb.Tree().more = func(p tracer.Pause) (bool, bool) {
+				if p.Filtered && p.GenExits {
+					genExits++
+				}
+				return more(p)
+			}
+			withRecordStates(0, func() {
+				for i, c := range tc.cmds {
+					cmd, _, err := sessionCommand(ws, c)
+					if err != nil {
+						t.Fatal(err)
+					}
+					wst, werr := ws.Do(ctx, cmd)
+					lst, lerr := ls.Do(ctx, cmd)
+					if werr != nil || lerr != nil {
+						t.Fatalf("command %d %s: %v, live %v", i, c, werr, lerr)
+					}
+					if got, want := stopKey(ls, byName(lst)), stopKey(ws, byName(wst)); got != want {
+						t.Fatalf("command %d %s\nwhole: %s\nlive:  %s", i, c, want, got)
+					}
+					delete(tc.stops, fmt.Sprintf("%s %s:%d", lst.Event, lst.Function, lst.Lineno))
+				}
+			})
+			if genExits == 0 || len(tc.stops) > 0 {
+				t.Errorf("%d filtered resumes with GenExits; stops not made: %v", genExits, tc.stops)
+			}
+		})
+	}
+}
+
 // TestFilteredContinueInterrupted: an endless loop with a breakpoint it
 // never reaches runs filtered (at full speed) until the time limit
 // interrupts it; it pauses in the loop, evaluates there, steps, and

@@ -210,14 +210,14 @@ func (sim *pdbSim) pause() tracer.Pause {
 
 // filtering reports whether the command being run can go on filtered
 // (unrecorded, tracer.Pause.Filtered) on a long run: a continue with
-// breakpoints, or a next, until or return whose stopframe is not a
-// generator's (stepping over a generator, bdb also stops at StopIteration
-// and GeneratorExit in any frame: that run is recorded).
+// breakpoints, or a next, until or return (stepping over a generator, bdb
+// also stops at StopIteration and GeneratorExit in any frame: the filter
+// pauses there too, GenExits).
 func (sim *pdbSim) filtering() bool {
 	if sim.tracingOff || sim.raised || sim.stopframe == frameNone {
 		return false
 	}
-	return sim.continuing() || sim.stopframe != frameBot && !sim.isGen(sim.stopframe)
+	return sim.continuing() || sim.stopframe != frameBot
 }
 
 // filteredPause is where a filtered run pauses: bdb's break_here
@@ -237,6 +237,7 @@ func (sim *pdbSim) filteredPause() tracer.Pause {
 	if sim.stopframe > frameOpaque && sim.stoplineno != -1 {
 		p.Steps, p.StepsFrom = []int{sim.stopframe}, sim.stoplineno
 	}
+	p.GenExits = sim.isGen(sim.stopframe)
 	return p
 }
 

@@ -55,6 +55,10 @@ type Pause struct {
 	// events (stop_here's frames), and traces them wherever they run.
 	Steps     []int `json:"steps,omitempty"`
 	StepsFrom int   `json:"steps_from,omitempty"`
+	// GenExits, with Filtered: also pauses at every StopIteration and
+	// GeneratorExit exception event of a program frame (bdb stops there
+	// in any frame while it steps over a generator).
+	GenExits bool `json:"gen_exits,omitempty"`
 	// Budget, if > 0, also pauses once that many more events have been
 	// recorded (a long recorded stretch is cut for the debugger to choose
 	// again); void with Untraced and Filtered.
@@ -242,7 +246,7 @@ func (r *Run) Resume(ctx context.Context, f Pause) error {
 	if err := r.request(map[string]any{"op": "go", "depth": f.Depth, "frames": f.Frames,
 		"lines": f.Lines, "funcs": f.Funcs, "exceptions": f.Exceptions, "untraced": f.Untraced,
 		"filtered": f.Filtered && !f.Untraced, "starts": f.Starts, "steps": f.Steps,
-		"steps_from": f.StepsFrom, "budget": max(f.Budget, 0), "checkpoint_cpu": f.CheckpointCPU.Seconds()}); err != nil {
+		"steps_from": f.StepsFrom, "gen_exits": f.GenExits, "budget": max(f.Budget, 0), "checkpoint_cpu": f.CheckpointCPU.Seconds()}); err != nil {
 		return err
 	}
 	r.paused = false

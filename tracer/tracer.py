@@ -37,7 +37,9 @@
 #     co_firstlineno is one of "starts", and at the return of a frame in
 #     "frames", the stack is sent as after an interrupt, then the event,
 #     then a pause; also at the line events at or past "steps_from" and
-#     the exception events of a frame in "steps" (pdb's next, until, return).
+#     the exception events of a frame in "steps" (pdb's next, until, return),
+#     and with "gen_exits" at every StopIteration and GeneratorExit exception
+#     event (bdb stops there while it steps over a generator).
 #   ("k", n): before the exit record of a run that ended untraced, its n
 #     checkpoints (forked while it ran untraced); then ("p", "ended"): the
 #     child waits for {"op": "checkpoint", + a go's filter}: the newest
@@ -45,7 +47,7 @@
 #     as after an interrupt, ("u", 1), the events, its own exit record).
 # Go -> child while paused (through the worker): 4-byte little-endian length
 # + JSON: {"op": "go", "depth", "frames", "lines", "funcs", "exceptions",
-# "untraced", "filtered", "starts", "steps", "steps_from", "budget", "checkpoint_cpu"} (budget: pause after that many more
+# "untraced", "filtered", "starts", "steps", "steps_from", "gen_exits", "budget", "checkpoint_cpu"} (budget: pause after that many more
 # recorded events; checkpoint_cpu: seconds of CPU between checkpoints while untraced),
 # {"op": "eval", "src", "mode", "level"}, {"op": "jump", "line"}.
 # A live run with "input" reads its stdin from a pipe the worker writes:
@@ -105,6 +107,7 @@ INPUT_PENDING = 1 << 20  # a live run's input not yet read by the program
 MESSAGE_CHARS = 16 << 10  # an exit's reason (ndb's decoder refuses longer ones)
 YIELD_VALUE = dis.opmap.get("YIELD_VALUE", -1)
 GEN_FLAGS = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine, async generator
+_GEN_EXITS = (StopIteration, GeneratorExit)  # bdb stops at them while it steps over a generator
 
 _NoneType = type(None)
 # Exact types whose repr cannot change while the object stays the same.
@@ -896,7 +899,8 @@ class _RunPauses:
                         self.go_untraced(frame)
                     elif msg.get("filtered"):
                         self.go_filtered(frame, pz[2], frozenset(msg.get("starts") or ()),
-                                         frozenset(msg.get("steps") or ()), int(msg.get("steps_from") or 0))
+                                         frozenset(msg.get("steps") or ()), int(msg.get("steps_from") or 0),
+                                         bool(msg.get("gen_exits")))
                 return
             if op == "eval":
                 try:
@@ -1014,8 +1018,9 @@ class _RunResumes:
         # program pauses for ndb's pdb simulation to decide.
         self.filtered = [False]
         # lines, starts (co_firstlineno of function breakpoints), steps (the
-        # ids of the frames pdb steps in), steps_from (their first line that stops)
-        self.filt_lines = [frozenset(), frozenset(), frozenset(), 0]
+        # ids of the frames pdb steps in), steps_from (their first line that stops),
+        # gen_exits (pause at every StopIteration and GeneratorExit)
+        self.filt_lines = [frozenset(), frozenset(), frozenset(), 0, False]
         self.may_hit_cache = {}  # code -> whether a line of it is in filt_lines[0]
         self.excepted = set()  # known frames whose last event was an exception (see filtered_other)
         self.quiet = set()  # known frames traced for their return only (f_trace_lines off)
@@ -1101,7 +1106,7 @@ class _RunResumes:
         frames.update(keep)
         sys.settrace(self.global_trace)
 
-    def go_filtered(self, frame, lines, starts, steps, steps_from):
+    def go_filtered(self, frame, lines, starts, steps, steps_from, gen_exits=False):
         """Untraced but for the frames that can reach a breakpoint (see
         filtered in init_resumes). SIGUSR2 waits until the mode is set up: an
         interrupt then reattaches from a consistent state."""
@@ -1114,6 +1119,7 @@ class _RunResumes:
             if lines != filt_lines[0]:
                 self.may_hit_cache.clear()
             filt_lines[0], filt_lines[1], filt_lines[2], filt_lines[3] = lines, starts, steps, steps_from
+            filt_lines[4] = gen_exits
             self.filtered[0] = True
             self.excepted.clear()
             f = frame
@@ -1982,6 +1988,10 @@ def _make_filtered_trace(run):
             frame.f_trace_lines = False  # only its return matters
             quiet.add(frame)
             return filtered_local
+        if filt_lines[4]:
+            frame.f_trace_lines = False  # only its StopIteration, GeneratorExit
+            quiet.add(frame)
+            return filtered_gen_exit
         return None
 
     def filtered_global(frame, event, arg):
@@ -2008,6 +2018,22 @@ def _make_filtered_trace(run):
                     excepted.discard(frame)
                 return filtered_local
             return filtered_other(frame, event, arg, filtered_local)
+        except BaseException as e:
+            recorder_failed(e)
+
+    def filtered_gen_exit(frame, event, arg):
+        """A frame ndb does not know, while a generator is stepped over:
+        its StopIteration and GeneratorExit may stop (bdb's stop in any
+        frame then); at its return (or yield) its lines are on again."""
+        try:
+            if not filtered[0]:
+                return local_trace(frame, event, arg)
+            if event == "exception" and issubclass(arg[0], _GEN_EXITS):
+                return filtered_stop(frame, event, arg)
+            if event == "return":
+                frame.f_trace_lines = True
+                quiet.discard(frame)
+            return filtered_gen_exit
         except BaseException as e:
             recorder_failed(e)
 
@@ -2060,6 +2086,8 @@ def _make_filtered_trace(run):
                         quiet.discard(frame)
                 excepted.discard(frame)
         elif event == "exception":
+            if filt_lines[4] and issubclass(arg[0], _GEN_EXITS):
+                return filtered_stop(frame, event, arg)
             if frame in frames:
                 excepted.add(frame)
         return again
