@@ -28,9 +28,6 @@ func (s *Server) SetRoots(roots []string) error {
 	return nil
 }
 
-// Roots are the workspace roots (SetRoots), resolved.
-func (s *Server) Roots() []string { return s.roots }
-
 // confine checks a file a client named without reading it
 // (workspace.Check: inside a root, a regular file, at most max bytes, 0: no
 // size check) and returns its resolved path.

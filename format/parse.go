@@ -81,10 +81,6 @@ func exitTail(rest string) FrameStatus {
 	return Invalid
 }
 
-// FramePrefixOK reports whether prefix can be extended to a frame of either
-// direction (a Complete frame counts too).
-func FramePrefixOK(prefix string) bool { return CheckFrame(prefix, AnyDirection) != Invalid }
-
 // FrameComplete reports whether s is one whole frame with its terminator.
 func FrameComplete(s string) bool { return CheckFrame(s, AnyDirection) == Complete }
 
