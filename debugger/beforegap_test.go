@@ -177,3 +177,24 @@ func byName(st Stop) Stop {
 	st.Locals = slices.SortedFunc(slices.Values(st.Locals), func(a, b tracer.Var) int { return strings.Compare(a.Name, b.Name) })
 	return st
 }
+
+// stepBoth runs command c (sessionCommand's form) on the whole trace's
+// session ws and the live one ls, and fails unless both answer with the
+// same stop and stack (locals by name); it returns the live stop.
+func stepBoth(t *testing.T, ws, ls *Session, i int, c string) Stop {
+	t.Helper()
+	ctx := context.Background()
+	cmd, _, err := sessionCommand(ws, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wst, werr := ws.Do(ctx, cmd)
+	lst, lerr := ls.Do(ctx, cmd)
+	if werr != nil || lerr != nil {
+		t.Fatalf("command %d %s: %v, live %v", i, c, werr, lerr)
+	}
+	if got, want := stopKey(ls, byName(lst)), stopKey(ws, byName(wst)); got != want {
+		t.Fatalf("command %d %s\nwhole: %s\nlive:  %s", i, c, want, got)
+	}
+	return lst
+}

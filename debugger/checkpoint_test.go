@@ -39,6 +39,10 @@ print(c)
 `, n)
 }
 
+// tailStates is the most events a tail from a checkpoint records (the
+// tracer's CKPT_TAIL).
+const tailStates = 100_000
+
 // sameStops compares stops of two traces of one run: their indexes and
 // frame numbers differ (a tail recorded from a checkpoint has its own).
 func sameStops(a, b []Stop) int {
@@ -198,6 +202,82 @@ func TestReverseToEntry(t *testing.T) {
 				t.Errorf("%d runs taken to the c again, %d replays; want 0, 1", b.live.relived, b.live.replays)
 			}
 		})
+	}
+}
+
+// At a breakpoint a long continue reached filtered, the stretch's
+// checkpoints record the way there again: rs and rn go back from the stop
+// (before, refused: nothing recorded since the stretch), every stop the
+// whole trace's, and the session goes on live. A program whose way there
+// prints something else when run again keeps its stop: the reverse command
+// is refused, the program goes on from where it waited.
+func TestReverseAtFilteredStop(t *testing.T) {
+	python := pythonExe(t)
+	ctx := context.Background()
+	defer func(c time.Duration) { checkpointCPU = c }(checkpointCPU)
+	checkpointCPU = time.Millisecond
+	old, oldStep := liveRecordStates, liveStepStates
+	liveRecordStates, liveStepStates = 2000, 500
+	defer func() { liveRecordStates, liveStepStates = old, oldStep }()
+
+	prog := tracer.Program{Source: checkpointLoop(300000)}
+	whole, err := liveTracerFor(t, python).TraceLimits(ctx, prog, fastLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := NewSession(ctx, NewTraceBackend(whole))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb := liveBackend(t, python, prog, fastLimits)
+	ls, err := NewSession(ctx, lb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*Session{ws, ls} {
+		if _, err := s.Break(BreakSpec{Line: 10}); err != nil { // in tail(), after work's loop
+			t.Fatal(err)
+		}
+	}
+	for i, c := range []string{"c", "bs", "bs", "bo", "bo", "bs", "bs", "n", "n", "n", "c", "bs", "c"} {
+		stepBoth(t, ws, ls, i, c)
+		if i == 0 && (len(lb.tr.T.Unrecorded) == 0 || lb.live.run.PauseCheckpoints() == 0) {
+			t.Fatalf("c: gaps %v, %d checkpoints kept at the stop", lb.tr.T.Unrecorded, lb.live.run.PauseCheckpoints())
+		}
+	}
+	if lb.live.tailRuns != 1 || lb.live.replays != 0 {
+		t.Errorf("%d tails, %d replays; want 1, 0", lb.live.tailRuns, lb.live.replays)
+	}
+	lb.Close()
+
+	// the time, printed on the way to the stop after any checkpoint
+	clock := tracer.Program{Source: strings.Replace(checkpointLoop(300000), "    s = 0\n",
+		"    s = 0\n    print(__import__('time').perf_counter_ns())\n", 1)}
+	lb = liveBackend(t, python, clock, fastLimits)
+	defer lb.Close()
+	ls, err = NewSession(ctx, lb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ls.Break(BreakSpec{Line: 11}); err != nil { // tail's s += j
+		t.Fatal(err)
+	}
+	if st, err := ls.Do(ctx, Command{Action: Continue}); err != nil || st.Lineno != 11 {
+		t.Fatalf("c: %+v %v", st, err)
+	}
+	first := lb.live.run
+	if _, err := ls.Do(ctx, Command{Action: InvStepInto}); !errors.Is(err, ErrUnrecordedPast) || !strings.Contains(lb.live.noTail, "output differs") {
+		t.Fatalf("rs: %v (%s)", err, lb.live.noTail)
+	}
+	if lb.live.run != first || lb.live.tailRuns != 1 {
+		t.Fatalf("the run that waited at the stop was not given back (%d tails)", lb.live.tailRuns)
+	}
+	ls.ClearBreaks()
+	if st, err := ls.Do(ctx, Command{Action: StepOver}); err != nil || st.Lineno != 10 || st.Function != "tail" {
+		t.Fatalf("n after the refusal: %+v %v", st, err)
+	}
+	if st, err := ls.Do(ctx, Command{Action: Continue}); err != nil || st.Exit != tracer.ExitNormal {
+		t.Fatalf("c after the refusal: %+v %v", st, err)
 	}
 }
 
@@ -391,6 +471,33 @@ func TestCheckpointLongRunTimes(t *testing.T) {
 	t.Logf("%d line events: pdb c %.2f s (process), ndb c %.2f s (backend, started), rs %.2f s, rn %.2f s, rs %.2f s, rn %.2f s, c %.2f s, rr %.2f s, c %.2f s, rc %.2f s; tail %d states, %d checkpoints",
 		n, pdbC.Seconds(), c.Seconds(), times[0].Seconds(), times[1].Seconds(), times[2].Seconds(), times[3].Seconds(),
 		times[4].Seconds(), times[5].Seconds(), times[6].Seconds(), times[7].Seconds(), tail, checkpoints)
+	b.Close()
+
+	// b 8 (the second call of work, half way), c: filtered to the stop;
+	// then rs, rn, rs back into the first call from the stretch's
+	// checkpoints, and n, c on
+	b = liveBackend(t, python, tracer.Program{Source: src}, lim)
+	defer b.Close()
+	s, err := NewSession(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Break(BreakSpec{Line: 8}); err != nil {
+		t.Fatal(err)
+	}
+	var line []string
+	for _, cmd := range []Command{{Action: Continue}, {Action: InvStepInto}, {Action: InvStepOver}, {Action: InvStepInto}, {Action: StepOver}, {Action: Continue}} {
+		start = time.Now()
+		st, err := s.Do(context.Background(), cmd)
+		if err != nil {
+			t.Fatalf("%+v: %v", cmd, err)
+		}
+		line = append(line, fmt.Sprintf("%s %.2f s (%s %d)", cmd.Action, time.Since(start).Seconds(), st.Event, st.Lineno))
+	}
+	if b.live.tailRuns != 1 || b.live.replays != 0 {
+		t.Errorf("b 8, c, rs: %d tails, %d replays", b.live.tailRuns, b.live.replays)
+	}
+	t.Logf("b 8 (half way), then: %s", strings.Join(line, ", "))
 }
 
 // A reverse command that reaches TraceBackend.next with the trace a

@@ -290,15 +290,19 @@ func TestFilteredContinueLongRun(t *testing.T) {
 		t.Errorf("a = %q at the breakpoint", v)
 	}
 	t.Logf("first c: %v", time.Since(began))
-	// going back: in what was recorded since the pause, not before it
+	// going back: in what was recorded since the pause, and past it from
+	// the stretch's checkpoints (docs/debugger.md, "Checkpoints" item 6)
 	if st, err = s.Do(ctx, Command{Action: StepOver}); err != nil || st.Lineno != 8 {
 		t.Fatalf("n: %+v %v", st, err)
 	}
 	if st, err = s.Do(ctx, Command{Action: InvStepInto}); err != nil || st.Lineno != 7 {
 		t.Fatalf("rs: %+v %v", st, err)
 	}
-	if st, err = s.Do(ctx, Command{Action: InvStepInto}); !errors.Is(err, ErrUnrecordedPast) {
-		t.Fatalf("rs past the pause: %+v %v, want ErrUnrecordedPast", st, err)
+	if st, err = s.Do(ctx, Command{Action: InvStepInto}); err != nil || st.Event != "return" || st.Lineno != 5 || st.Function != "loop" {
+		t.Fatalf("rs past the pause: %+v %v, want loop's return", st, err)
+	}
+	if st, err = s.Do(ctx, Command{Action: StepOver}); err != nil || st.Lineno != 7 {
+		t.Fatalf("n: %+v %v", st, err)
 	}
 	if st, err = s.Do(ctx, Command{Action: StepOver}); err != nil || st.Lineno != 8 {
 		t.Fatalf("n: %+v %v", st, err)
@@ -308,7 +312,7 @@ func TestFilteredContinueLongRun(t *testing.T) {
 		t.Fatalf("c: %+v %v, output %q", st, err, out.String())
 	}
 	tr := b.Tree().T
-	if len(tr.States) > liveRecordStates+100 {
+	if len(tr.States) > liveRecordStates+liveStepStates+tailStates+100 {
 		t.Errorf("%d states recorded", len(tr.States))
 	}
 	t.Logf("b 7, c, c over 3M events: %v, %d states", time.Since(began), len(tr.States))
@@ -318,8 +322,8 @@ func TestFilteredContinueLongRun(t *testing.T) {
 // a 2M-event loop and r out of another: recording them ended the run at
 // its event limit, now each records liveStepStates events and runs the
 // rest filtered (pausing only at the stepped frame's lines, its return and
-// breakpoint lines); reverse commands go back to such a stop, not into
-// the stretch before it.
+// breakpoint lines); reverse commands go back to such a stop, and into the
+// stretch before it from the checkpoints it kept.
 func TestFilteredStepsLongRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 6M-event run")
@@ -329,13 +333,12 @@ func TestFilteredStepsLongRun(t *testing.T) {
 	n, st1, r, unt := Command{Action: StepOver}, Command{Action: StepInto}, Command{Action: StepReturn}, Command{Action: StepOver, Until: true}
 	rs := Command{Action: InvStepInto}
 	began := time.Now()
-	pauses, filtered, allFiltered := 0, 0, 0 // the live run's, during one command
+	pauses, filtered := 0, 0 // the live run's, during one command (until a tail replaces the tree)
 	more := b.Tree().more
 	b.Tree().more = func(p tracer.Pause) (bool, bool) {
 		pauses++
 		if p.Filtered {
 			filtered++
-			allFiltered++
 		}
 		return more(p)
 	}
@@ -348,19 +351,22 @@ func TestFilteredStepsLongRun(t *testing.T) {
 		refused bool // ErrUnrecordedPast
 	}{
 		{n, "line", 6, "", "", false},
-		{n, "line", 7, "a", "1000000", false}, // over loop(): filtered
-		{rs, "", 0, "", "", true},             // the stretch before is unrecorded
+		{n, "line", 7, "a", "1000000", false},     // over loop(): filtered
+		{rs, "return", 5, "i", "1000000", false},  // from the stretch's checkpoints
+		{n, "line", 7, "a", "1000000", false},     // n at a return steps (bpo-13183)
 		{st1, "call", 1, "n", "1000000", false},
 		{n, "line", 2, "", "", false},
 		{n, "line", 3, "", "", false},
 		{n, "line", 4, "", "", false},
 		{unt, "line", 5, "i", "1000000", false}, // out of the loop: filtered
-		{rs, "", 0, "", "", true},
+		{rs, "line", 3, "i", "1000000", false},
+		{n, "line", 5, "i", "1000000", false},
 		{r, "return", 5, "i", "1000000", false},
 		{n, "line", 8, "b", "1000000", false}, // n at a return steps (bpo-13183)
 		{rs, "return", 5, "i", "1000000", false},
 		{rs, "line", 5, "i", "1000000", false}, // unt's stop
-		{rs, "", 0, "", "", true},
+		{rs, "line", 3, "i", "1000000", false},
+		{n, "line", 5, "i", "1000000", false},
 		{n, "return", 5, "i", "1000000", false},
 		{n, "line", 8, "b", "1000000", false},
 		{st1, "call", 1, "n", "1000000", false},
@@ -381,7 +387,7 @@ func TestFilteredStepsLongRun(t *testing.T) {
 			continue
 		}
 		if err != nil || st.Event != step.event || st.Lineno != step.line || st.IsExit() {
-			t.Fatalf("step %d %+v: %+v %v, want %s at line %d", k, step.cmd, st, err, step.event, step.line)
+			t.Fatalf("step %d %+v: %+v %v, want %s at line %d (%s)", k, step.cmd, st, err, step.event, step.line, b.live.noTail)
 		}
 		if v, _ := st.Locals.Get(step.name); step.name != "" && v != step.value {
 			t.Fatalf("step %d: %s = %q, want %q", k, step.name, v, step.value)
@@ -391,11 +397,11 @@ func TestFilteredStepsLongRun(t *testing.T) {
 	if err != nil || st.Exit != tracer.ExitNormal || out.String() != "3000000\n" {
 		t.Fatalf("c: %+v %v, output %q", st, err, out.String())
 	}
-	if allFiltered < 3 {
-		t.Errorf("%d filtered resumes, want one for each of n, unt and r over a loop", allFiltered)
+	if gaps := b.Tree().T.Unrecorded; len(gaps) < 3 {
+		t.Errorf("unrecorded stretches at %v, want one for each of n, unt and r over a loop", gaps)
 	}
 	tr := b.Tree().T
-	if len(tr.States) > liveRecordStates+3*liveStepStates+100 {
+	if len(tr.States) > liveRecordStates+3*liveStepStates+2*tailStates+100 {
 		t.Errorf("%d states recorded", len(tr.States))
 	}
 	t.Logf("n, unt and r over 2M events each: %v, %d states", time.Since(began), len(tr.States))
@@ -480,18 +486,7 @@ for v in g(3000):
 			}
 			withRecordStates(0, func() {
 				for i, c := range tc.cmds {
-					cmd, _, err := sessionCommand(ws, c)
-					if err != nil {
-						t.Fatal(err)
-					}
-					wst, werr := ws.Do(ctx, cmd)
-					lst, lerr := ls.Do(ctx, cmd)
-					if werr != nil || lerr != nil {
-						t.Fatalf("command %d %s: %v, live %v", i, c, werr, lerr)
-					}
-					if got, want := stopKey(ls, byName(lst)), stopKey(ws, byName(wst)); got != want {
-						t.Fatalf("command %d %s\nwhole: %s\nlive:  %s", i, c, want, got)
-					}
+					lst := stepBoth(t, ws, ls, i, c)
 					delete(tc.stops, fmt.Sprintf("%s %s:%d", lst.Event, lst.Function, lst.Lineno))
 				}
 			})

@@ -157,6 +157,9 @@ func (b *TraceBackend) more(p tracer.Pause) (interrupted, ok bool) {
 	}
 	b.tr.Grow()
 	reason, paused := l.run.Paused()
+	if slices.Contains(b.tr.T.Unrecorded, from) {
+		l.tailOf = nil // a new stretch: a tail recorded before holds no stop after it
+	}
 	if slices.Contains(b.tr.T.Unrecorded, from) && p.Filtered { // replay.go
 		if f, ok := quietFrame(p); ok {
 			l.quiet[from] = f

@@ -85,11 +85,12 @@ type pdbSim struct {
 // the tests.
 var liveRecordStates = 50_000
 
-// liveStepStates: a next, until or return on a long run records this
-// many events of its own before it goes on filtered, so that one over a
-// short call keeps the call for reverse commands; or fewer, when it has
-// paused liveStepPauses times meanwhile (an until or return pauses at
-// every event of its frame while it records). A variable for the tests.
+// liveStepStates: a next, until, return or continue on a long run
+// records this many events of its own before it goes on filtered, so that
+// one over a short call, or to a breakpoint a little further, keeps its
+// way for reverse commands; or fewer, when it has paused liveStepPauses
+// times meanwhile (an until or return pauses at every event of its frame
+// while it records). A variable for the tests.
 var liveStepStates = 10_000
 
 const liveStepPauses = 200
@@ -183,7 +184,7 @@ func (sim *pdbSim) pause() tracer.Pause {
 		// stop (breakHere and stopHere decide)
 		n := len(sim.tr.T.States)
 		need := liveRecordStates - n
-		if !sim.continuing() && sim.cmdPauses < liveStepPauses {
+		if sim.cmdPauses < liveStepPauses {
 			need = max(need, liveStepStates-(n-sim.cmdFrom))
 		}
 		if need <= 0 && sim.filterable() {
@@ -238,6 +239,7 @@ func (sim *pdbSim) filteredPause() tracer.Pause {
 		p.Steps, p.StepsFrom = []int{sim.stopframe}, sim.stoplineno
 	}
 	p.GenExits = sim.isGen(sim.stopframe)
+	p.CheckpointCPU = checkpointCPU // replay.go, recordTail: the way to its pause
 	return p
 }
 

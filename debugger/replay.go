@@ -415,8 +415,14 @@ func (b *TraceBackend) recordTail(ctx context.Context, history []Step, cmd Comma
 		return history, nil
 	}
 	if l.tailOf != b.tr {
+		want := b.tr.T
 		if err := b.loadTail(ctx, bps); err != nil || l.tailOf != b.tr {
 			return history, err // recordPast replays (or has refused)
+		}
+		if !s.IsExit() { // a stop at or after the pause the tail ends with: the new trace's last states
+			k := len(b.tr.T.States) - (len(want.States) - s.Index)
+			s = b.StopAt(Pos{Index: k, LineCall: s.Event == KindInvLineCall})
+			history = append(history[:len(history)-1:len(history)-1], Step{Command: history[len(history)-1].Command, Stop: s})
 		}
 	}
 	if b.tailHolds(s, cmd, bps, target) {
@@ -440,14 +446,20 @@ func (b *TraceBackend) recordTail(ctx context.Context, history []Step, cmd Comma
 }
 
 // loadTail replaces the trace by the tail of its newest checkpoint
-// (see above); l.noTail says why not when it cannot.
+// (see above); l.noTail says why not when it cannot. A run paused after a
+// filtered stretch (at its pause, or at a recorded step since) records the
+// way to that pause again instead (tracer.Run.PauseCheckpoints), then the
+// steps since (stepsAgain): the program waits where it did.
 func (b *TraceBackend) loadTail(ctx context.Context, bps []*BreakSpec) error {
 	l := b.live
 	want := b.tr.T
+	atPause := want.Exit.Kind == "" && l.run.PauseCheckpoints() > 0
 	switch {
-	case want.Exit.Kind == "":
+	case atPause && l.changed:
+		l.noTail = "a statement or a jump changed the program since the pause the checkpoints lead to"
+	case want.Exit.Kind == "" && !atPause:
 		l.noTail = "the program has not ended"
-	case l.run.Checkpoints() == 0:
+	case !atPause && l.run.Checkpoints() == 0:
 		l.noTail = "no checkpoint was taken (a short stretch, a program with threads, or none fit)"
 	case slices.ContainsFunc(bps, func(bp *BreakSpec) bool { return bp.Cond != "" }):
 		l.noTail = "a breakpoint has a condition (the tail does not evaluate it)"
@@ -458,6 +470,7 @@ func (b *TraceBackend) loadTail(ctx context.Context, bps []*BreakSpec) error {
 		return nil
 	}
 	gap := want.Unrecorded[len(want.Unrecorded)-1] // the checkpoints' stretch
+	from := l.run
 	run, err := l.run.FromCheckpoint(ctx, tracer.Pause{Depth: -1})
 	if run != nil {
 		l.mu.Lock()
@@ -469,8 +482,30 @@ func (b *TraceBackend) loadTail(ctx context.Context, bps []*BreakSpec) error {
 		l.err = err
 		return fmt.Errorf("%w; running its end again from a checkpoint failed: %v", ErrUnrecordedPast, err)
 	}
+	if atPause {
+		why := pauseTailDiffers(run, want, gap)
+		if d := from.OutputDigest(); why == "" && (d == "" || run.OutputDigest() != d) {
+			why = "its output differs"
+		}
+		if why == "" {
+			why = stepsAgain(ctx, run, want)
+		}
+		if why != "" {
+			// the program that waits at this stop goes on as it was
+			if err := run.Back(ctx, from); err != nil {
+				l.err = err
+				return fmt.Errorf("%w; recording the way to this stop again failed: %v", ErrUnrecordedPast, err)
+			}
+			l.mu.Lock()
+			l.run = from
+			l.mu.Unlock()
+			l.noTail = "recording the way to this stop again from a checkpoint does not reproduce this run exactly (" + why + ")"
+			return nil
+		}
+		run.ShowOutputOf(from)
+	}
 	why := ""
-	if reason, paused := run.Paused(); !run.Ended() {
+	if reason, paused := run.Paused(); !atPause && !run.Ended() {
 		if !paused || reason != tracer.PauseTimeout {
 			return fmt.Errorf("%w, and recording its end again from a checkpoint was interrupted", ErrUnrecordedPast)
 		}
@@ -497,6 +532,65 @@ func (b *TraceBackend) loadTail(ctx context.Context, bps []*BreakSpec) error {
 	b.cacheSim = nil
 	l.tailOf = b.tr
 	return nil
+}
+
+// pauseTailDiffers says how a run FromCheckpoint made at a filtered
+// stretch's pause differs from the way to that pause in want (with gaps
+// from index gap on): "" when it paused at the same event after the
+// same states before the stretch, with the same output so far.
+func pauseTailDiffers(run *tracer.Run, want *tracer.Trace, gap int) string {
+	reason, paused := run.Paused()
+	switch {
+	case run.Ended():
+		return "the new run did not pause where this one did"
+	case !paused || reason != tracer.PauseFilter:
+		return "recording it again was interrupted (" + reason + ")"
+	}
+	got := run.Trace()
+	if len(got.Resumed) == 0 || got.Resumed[len(got.Resumed)-1] < gap {
+		return "the checkpoint recorded no tail"
+	}
+	whole := *got
+	whole.Unrecorded = nil // the tail's gap is the first run's
+	if why := samePast(want, &whole, gap); why != "" {
+		return why
+	}
+	if !sameEvent(got.States[len(got.States)-1], want.States[resumedAt(want)]) {
+		return "the new run paused at another event"
+	}
+	return ""
+}
+
+// stepsAgain records, in a run FromCheckpoint made at a filtered
+// stretch's pause, the events want recorded since that pause (the steps
+// after it), and says how they differ ("" when they do not).
+func stepsAgain(ctx context.Context, run *tracer.Run, want *tracer.Trace) string {
+	since := want.States[resumedAt(want)+1:]
+	if len(since) == 0 {
+		return ""
+	}
+	got := run.Trace()
+	from := len(got.States)
+	if err := run.Resume(ctx, tracer.Pause{Depth: -1, Budget: len(since)}); err != nil {
+		return err.Error()
+	}
+	if reason, paused := run.Paused(); run.Ended() || !paused || reason != tracer.PauseFilter || len(got.States) != from+len(since) {
+		return "the steps since the pause were not recorded again"
+	}
+	for i, st := range since {
+		if !sameEvent(got.States[from+i], st) {
+			return "the steps since the pause differ"
+		}
+	}
+	return ""
+}
+
+// sameEvent reports whether a and b are the same event of the same frame
+// in two runs (frame numbers aside: a tail numbers the frames it first
+// sees anew).
+func sameEvent(a, b tracer.State) bool {
+	a.Frame, b.Frame = 0, 0
+	return reflect.DeepEqual(a, b)
 }
 
 // tailHolds reports whether target(s) is in the recorded tail of the

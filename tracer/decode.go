@@ -56,6 +56,8 @@ type decoder struct {
 	reply     *EvalResult  // "r": the answer to an eval or jump
 	// "k": checkpoints the run kept (taken while it ran untraced)
 	checkpoints int
+	// "h": the output's digest at the last filtered pause that sent one
+	outDigest string
 
 	// MaxTraceBytes: size counts every kept state as its JSON line roughly
 	// costs, and at least as much as its memory in ndb (stateBytes, the
@@ -417,13 +419,22 @@ func (d *decoder) tagged(r *marshalReader, nf int) error {
 			*list = append(*list, d.nstates)
 		}
 	case tag == "k" && nf == 2:
-		// ("k", n): the run ended untraced with n checkpoints (live.go,
+		// ("k", n): the run ended untraced with n checkpoints, or paused
+		// after a filtered stretch that kept n (live.go,
 		// FromCheckpoint)
 		n, err := r.int()
 		if err != nil || n < 1 {
 			return fmt.Errorf("bad checkpoints record")
 		}
 		d.checkpoints = n
+	case tag == "h" && nf == 2:
+		// ("h", digest): the output so far, in short, at a filtered
+		// stretch's pause (live.go, OutputDigest)
+		v, err := r.str()
+		if err != nil || len(v) > 64 {
+			return fmt.Errorf("bad output digest record")
+		}
+		d.outDigest = v
 	case tag == "t" && nf == 2:
 		if d.traceback, err = d.text(r, "a traceback", evalChars); err != nil {
 			return err

@@ -173,6 +173,17 @@ func (r *Run) Checkpoints() int {
 	return r.dec.checkpoints
 }
 
+// PauseCheckpoints is the number of checkpoints a run paused at the end of
+// a filtered stretch (Pause.Filtered) kept from it, also after the
+// recorded steps that followed (0: none, and after a new stretch;
+// FromCheckpoint records the way to the pause again from one).
+func (r *Run) PauseCheckpoints() int {
+	if r.ended || !r.paused || r.closed || r.dec == nil || len(r.tr.Unrecorded) == 0 {
+		return 0
+	}
+	return r.dec.checkpoints
+}
+
 // FromCheckpoint runs the tail of an ended run again, recorded, from the
 // newest checkpoint its last untraced stretch kept (docs/debugger.md, "Long
 // runs"): the checkpoint counts its events to the end, and a copy of it
@@ -182,8 +193,14 @@ func (r *Run) Checkpoints() int {
 // (Unrecorded's last), then the tail (Resumed: its first event); it is
 // paused by f (not Untraced) as Resume would be, or ended. This run is
 // then over (its Close does nothing): the new one holds the tracer.
+//
+// A run paused at the end of a filtered stretch (PauseCheckpoints) is
+// recorded again the same way up to that pause: the checkpoint counts to
+// the first event the stretch's filter pauses at, and the copy records
+// from about 100,000 events before it and pauses after it, as the run did.
 func (r *Run) FromCheckpoint(ctx context.Context, f Pause) (*Run, error) {
-	if r.Checkpoints() == 0 {
+	atPause := r.PauseCheckpoints() > 0
+	if r.Checkpoints() == 0 && !atPause {
 		return nil, errors.New("tracer: no checkpoint to run from")
 	}
 	if f.Depth < -1 {
@@ -207,12 +224,52 @@ func (r *Run) FromCheckpoint(ctx context.Context, f Pause) (*Run, error) {
 	n.dec = newDecoder(tr.Source, tr, r.lim)
 	n.dec.nstates = gap
 	n.dec.cpuLimit = r.dec.cpuLimit
-	if err := r.request(map[string]any{"op": "checkpoint", "depth": f.Depth, "frames": f.Frames,
+	if err := r.request(map[string]any{"op": "checkpoint", "pause": atPause, "depth": f.Depth, "frames": f.Frames,
 		"lines": f.Lines, "funcs": f.Funcs, "exceptions": f.Exceptions, "budget": max(f.Budget, 0)}); err != nil {
 		return nil, err
 	}
 	r.closed = true // the new run holds the tracer (t.mu) from here
 	return n, n.wait(ctx, func() bool { return n.paused }, r.lim.Timeout)
+}
+
+// OutputDigest is the program's output so far, in short, as sent at the
+// last pause that ended a filtered stretch with checkpoints, or at the
+// pause a run FromCheckpoint made records again ("": none): two runs'
+// outputs are the same when their digests are.
+func (r *Run) OutputDigest() string {
+	if r.dec == nil {
+		return ""
+	}
+	return r.dec.outDigest
+}
+
+// ShowOutputOf makes n, a run FromCheckpoint made from r at a pause, pass
+// on its output from now on as r did (what it printed on its way there
+// was r's output too, shown then).
+func (n *Run) ShowOutputOf(r *Run) {
+	n.dec.output, n.dec.streamed = r.dec.output, r.dec.streamed
+}
+
+// Back ends a run that FromCheckpoint made from r at a pause (whose way
+// to the pause was given up: it did not pause where r did) and gives the
+// pause back to r, which waits there again, as before, with no
+// checkpoints left. This run is then over.
+func (n *Run) Back(ctx context.Context, r *Run) error {
+	if n.closed || !r.closed || r.ended {
+		return errors.New("tracer: not a run made from this one at a pause")
+	}
+	if !n.ended { // else it has exited: its origin pauses again
+		if _, paused := n.Paused(); !paused {
+			return errors.New("tracer: the run made at a pause is still running")
+		}
+		if err := n.request(map[string]any{"op": "abandon"}); err != nil {
+			return err
+		}
+	}
+	n.closed = true // r holds the tracer again
+	r.closed, r.paused = false, false
+	r.dec.checkpoints = 0
+	return r.wait(ctx, func() bool { return r.paused }, r.lim.Timeout)
 }
 
 // Trace is the run's trace so far: its States grow at each Resume, and
@@ -250,6 +307,9 @@ func (r *Run) Resume(ctx context.Context, f Pause) error {
 		return err
 	}
 	r.paused = false
+	if f.Untraced || f.Filtered {
+		r.dec.checkpoints = 0 // a filtered stretch's: dropped at a new stretch
+	}
 	return r.wait(ctx, func() bool { return r.paused }, r.lim.Timeout)
 }
 

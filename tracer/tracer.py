@@ -101,6 +101,9 @@ CKPT_COPIES = 4
 # CPU) before the end, so that the tail it records starts that far back
 # (else the oldest kept).
 CKPT_BEFORE = 0.005
+# The exit status of a recording copy ndb gave up ("abandon"), passed on by
+# its checkpoint: the process it came from pauses again where it waited.
+ABANDONED = 7
 EVAL_SECONDS = 5  # an expression typed at a live stop may run this long
 EVAL_CHARS = 1 << 20  # and print this much
 INPUT_PENDING = 1 << 20  # a live run's input not yet read by the program
@@ -108,6 +111,7 @@ MESSAGE_CHARS = 16 << 10  # an exit's reason (ndb's decoder refuses longer ones)
 YIELD_VALUE = dis.opmap.get("YIELD_VALUE", -1)
 GEN_FLAGS = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine, async generator
 _GEN_EXITS = (StopIteration, GeneratorExit)  # bdb stops at them while it steps over a generator
+_TRACER_GLOBALS = globals()
 
 _NoneType = type(None)
 # Exact types whose repr cannot change while the object stays the same.
@@ -363,6 +367,11 @@ class _Capture(io.TextIOBase):
     def getvalue(self):
         return "".join(self._parts)
 
+    def digest(self):
+        """What was kept so far, in short (two runs' outputs compared)."""
+        v = self.getvalue().encode("utf-8", "surrogatepass")
+        return "%d:%08x:%d" % (len(v), binascii.crc32(v), self.truncated)
+
 
 def _write_all(fd, data):
     view = memoryview(data)
@@ -414,12 +423,12 @@ def _user_cpu():
 
 
 def _wait_child(pid):
+    """Wait for child pid; its exit status (0 when it cannot be known)."""
     while True:
         try:
-            os.waitpid(pid, 0)
-            return
+            return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
         except ChildProcessError:
-            return
+            return 0
         except InterruptedError:
             continue
 
@@ -893,6 +902,12 @@ class _RunPauses:
             op = msg.get("op")
             if op == "go":
                 self.freeze(False)
+                if self.pause_ckpts and (msg.get("untraced") or msg.get("filtered")):
+                    # a new stretch: the way to the stop that follows is
+                    # not recorded; a recorded go keeps them (ndb records
+                    # the way again to the pause, then the steps since)
+                    self.pause_ckpts = False
+                    self.checkpoints_drop()
                 self.set_filter(msg)
                 if frame is not None:
                     if msg.get("untraced"):
@@ -912,6 +927,15 @@ class _RunPauses:
                 self.jump(msg, event, st, frame)
             elif op == "checkpoint" and reason == "postmortem" and self.ckpts:
                 self.resume_checkpoint(msg)  # no return
+            elif op == "checkpoint" and msg.get("pause") and self.pause_ckpts and self.ckpts:
+                # the way here recorded again; back when ndb gave it up
+                self.end_cpu = self.pause_cpu
+                self.resume_checkpoint(msg, True)
+                self.pause_ckpts = False
+                self.freeze(True)
+                out.append(("p", reason))
+            elif op == "abandon" and getattr(self, "switched", None) is not None:
+                self.real_exit(ABANDONED)  # a recording copy ndb gave up: its origin pauses again
             else:
                 out.append(("r", False, "unknown request", None))
             self.flush()
@@ -1033,6 +1057,16 @@ class _RunResumes:
         self.ckpt_cpu = CKPT_CPU
         self.end_cpu = 0.0
         self.counted = [0]
+        # A filtered stretch's checkpoints are kept at the pause it ends with
+        # (pause_ckpts, its CPU time pause_cpu) until the next "go": a
+        # reverse command there records its tail from one (resume_checkpoint
+        # with "pause"); filt_frames are the stretch's Frames (is_candidate);
+        # until_cand: a recording copy pauses at the first event the
+        # stretch paused at.
+        self.pause_ckpts = False
+        self.pause_cpu = 0.0
+        self.filt_frames = frozenset()
+        self.until_cand = [False]
         if self.live_on:
             signal.signal(signal.SIGUSR2, self.on_interrupt)
 
@@ -1063,7 +1097,7 @@ class _RunResumes:
             except BaseException as e:
                 self.recorder_failed(e)
 
-    def reattach(self, frame):
+    def reattach(self, frame, keep=False):
         """Trace again from an interrupt in an untraced stretch: the
         program frames on the stack get a call record (their line and
         locals as they are now; new numbers for frames entered unrecorded),
@@ -1080,7 +1114,13 @@ class _RunResumes:
         frames = self.frames
         self.untraced = False
         self.checkpoints_stop()
-        self.checkpoints_drop()  # they hold the stretch that ends here
+        if keep and not self.guard[1] and self.ckpts:
+            # a filtered stretch's pause: its checkpoints can record the
+            # way here again (pause_ckpts)
+            self.pause_ckpts = True
+            self.pause_cpu = _user_cpu()
+        else:
+            self.checkpoints_drop()  # they hold the stretch that ends here
         was_filtered = self.filtered[0]
         self.filtered[0] = False
         local_trace = self.cur_local = self.local_trace
@@ -1128,7 +1168,9 @@ class _RunResumes:
                     f.f_trace = self.filtered_trace(f, f.f_code)
                 f = f.f_back
             self.cur_local = frame.f_trace
+            self.filt_frames = self.pz[1]
             sys.settrace(self.filtered_global)
+            self.checkpoints_start()
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
@@ -1137,8 +1179,10 @@ class _RunResumes:
     def checkpoints_start(self):
         """Fork a checkpoint every CKPT_CPU seconds of CPU while the program
         runs untraced: only in PID 1 of the program's namespace (a checkpoint
-        dies with it), not over a program's own SIGVTALRM timer."""
-        if not (self.live_on and self.ns and os.getpid() == 1) or self.ckpt_off:
+        dies with it) or in a copy that recorded a tail and runs on (its
+        origin, PID 1, waits for it), not over a program's own SIGVTALRM
+        timer."""
+        if not (self.live_on and self.ns and self.ckpt_owner()) or self.ckpt_off:
             return
         if self.req.get("input") or not _stdin_reopens():
             # what the user typed is read once: a checkpoint cannot read it
@@ -1152,8 +1196,13 @@ class _RunResumes:
         signal.signal(signal.SIGVTALRM, self.on_checkpoint)
         signal.setitimer(signal.ITIMER_VIRTUAL, self.ckpt_cpu, self.ckpt_cpu)
 
+    def ckpt_owner(self):
+        """Whether this process takes checkpoints (checkpoints_start)."""
+        sw = getattr(self, "switched", None)
+        return os.getpid() == 1 or (sw is not None and sw[0])
+
     def checkpoints_stop(self):
-        if self.ckpt_off == "" and os.getpid() == 1 and signal.getsignal(signal.SIGVTALRM) == self.on_checkpoint:
+        if self.ckpt_off == "" and self.ckpt_owner() and signal.getsignal(signal.SIGVTALRM) == self.on_checkpoint:
             signal.setitimer(signal.ITIMER_VIRTUAL, 0, 0)
 
     def checkpoints_drop(self):
@@ -1175,10 +1224,12 @@ class _RunResumes:
             self.guard[0] = g0
 
     def on_checkpoint(self, signum, frame):
-        if not self.untraced or self.filtered[0] or self.closed or self.flushing or self.ckpt_off:
+        if not self.untraced or self.closed or self.flushing or self.ckpt_off:
             return
         f = frame
         while f is not None and not self.is_program_frame(f):
+            if f.f_globals is _TRACER_GLOBALS:
+                return  # a filtered stretch's trace function runs: not a program's moment
             f = f.f_back
         if f is None:
             return  # the program's code has ended: nothing to record again
@@ -1238,6 +1289,9 @@ class _RunResumes:
         if not msg:
             self.real_exit(0)
         self.copy_msg = json.loads(msg)
+        for f in self.quiet:  # a filtered stretch's: every line counts
+            f.f_trace_lines = True
+        self.quiet.clear()
         self.copies = []  # [(pid, write end of its pipe, count when forked)], oldest first
         self.tgt = [1 << 62]
         self.switched = [False]
@@ -1338,8 +1392,7 @@ class _RunResumes:
         signal.signal(signal.SIGUSR2, lambda signum, f: os.kill(pid, signal.SIGUSR2))
         _write_all(w, json.dumps(head).encode())
         os.close(w)
-        _wait_child(pid)
-        self.real_exit(0)
+        self.real_exit(max(_wait_child(pid), 0))  # ABANDONED passed on
 
     def count_events(self, frame):
         """Trace with a function that only counts (every call of it, in
@@ -1360,12 +1413,50 @@ class _RunResumes:
                 return count
             return self.record_tail(f, msg, event, arg)
 
+        is_cand = self.is_candidate
+        lines, starts, steps = self.filt_lines[0], self.filt_lines[1], self.filt_lines[2]
+
+        def count_to_pause(f, event, arg):
+            """count, in a checkpoint of a filtered stretch: its end is the
+            first event the stretch paused at (hand_over, as at an end)."""
+            k = n[0] + 1
+            n[0] = k
+            if event == "line" and k < tgt[0] and not steps and f.f_lineno not in lines and \
+                    f.f_code.co_firstlineno not in starts:
+                return count_to_pause  # is_candidate's answer, at less cost
+            if event == "call" or not is_prog(f):
+                return count_to_pause
+            if k >= tgt[0]:
+                return self.record_tail(f, msg, event, arg)
+            if is_cand(f, event, arg):
+                sys.settrace(None)
+                self.hand_over({"count": k})  # no return
+            return count_to_pause
+
+        if msg.get("pause"):
+            count = count_to_pause
         self.count_fn = count
         f = frame
         while f is not None:
             f.f_trace = count
             f = f.f_back
         sys.settrace(count)
+
+    def is_candidate(self, f, event, arg):
+        """Whether the filtered stretch's trace functions (_make_filtered_trace)
+        pause at this event of program frame f: a line at a breakpoint line
+        or in a function breakpoint's code, a line from steps_from on or an
+        exception of a frame pdb steps in, the return of a frame in Frames,
+        a StopIteration or GeneratorExit with gen_exits."""
+        fl = self.filt_lines
+        st = self.frames.get(f)
+        if event == "line":
+            line = f.f_lineno
+            return line in fl[0] or f.f_code.co_firstlineno in fl[1] or \
+                (st is not None and st[0] in fl[2] and line >= fl[3])
+        if event == "exception":
+            return (st is not None and st[0] in fl[2]) or (fl[4] and issubclass(arg[0], _GEN_EXITS))
+        return event == "return" and st is not None and st[0] in self.filt_frames
 
     def record_tail(self, f, msg, event, arg):
         """The recording copy: from frame f on, the run is recorded as after
@@ -1386,6 +1477,9 @@ class _RunResumes:
         self.capture.sink = self.sink
         signal.signal(signal.SIGUSR2, self.on_interrupt)
         self.set_filter(msg)
+        self.until_cand[0] = bool(msg.get("pause"))
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0, 0)
+        signal.signal(signal.SIGVTALRM, signal.SIG_DFL)  # the copies' timer: checkpoints may use it
         self.untraced = True
         self.pz[5] = event is None
         self.reattach(f)
@@ -1407,10 +1501,13 @@ class _RunResumes:
             self.out.append(("r", False, "the program has ended", None))
             self.flush()
 
-    def resume_checkpoint(self, msg):
+    def resume_checkpoint(self, msg, back=False):
         """Hand the pipes to the newest checkpoint: the others are dropped,
         it gets msg (its filter), interrupts are passed on to it, and this
-        process (PID 1: the namespace lives while it does) waits for it."""
+        process (PID 1: the namespace lives while it does) waits for it.
+        back: then returns to the pause it was called from (a filtered
+        stretch's: ndb gave the recorded way up, "abandon")."""
+        g0 = self.guard[0]
         self.guard[0] = False
         self.closed = True
         self.freeze(False)  # a post-mortem pause stopped them
@@ -1424,8 +1521,11 @@ class _RunResumes:
         signal.signal(signal.SIGUSR2, lambda signum, f: os.kill(pid, signal.SIGUSR2))
         _write_all(w, json.dumps(msg).encode())
         os.close(w)
-        _wait_child(pid)
-        self.real_exit(0)
+        if _wait_child(pid) != ABANDONED or not back:
+            self.real_exit(0)  # the copy ran on and ended: so does the run
+        signal.signal(signal.SIGUSR2, self.on_interrupt)
+        self.closed = False
+        self.guard[0] = g0
 
     def call_record(self, st, f, line, untraced=0):
         """A call record for frame f, which is past its call: its locals
@@ -1837,6 +1937,7 @@ def _make_recorder(run, locals_delta):
     recorder_failed = run.recorder_failed
     pause = run.pause
     caller_frame = run.caller_frame
+    uc = run.until_cand
     _len = len
 
     def candidate(st, event, frame):
@@ -1882,6 +1983,10 @@ def _make_recorder(run, locals_delta):
                     append((3, frame.f_lineno, st[0], st[1], r, changes, st[11]))
                     st[11] = None
                 st[6] = 3
+            if uc[0] and run.is_candidate(frame, event, arg):
+                uc[0] = False  # a filtered stretch's pause, recorded again
+                pz[6] = True
+                append(("h", run.capture.digest()))
             if live_on and candidate(st, event, frame):
                 pause("interrupt" if pz[5] else "", lambda level: caller_frame(frame, level), event, st, frame)
                 return run.cur_local  # the go may have changed the mode
@@ -2097,7 +2202,10 @@ def _make_filtered_trace(run):
         stack (as reattach does after an interrupt), then the event, and
         pause there."""
         if run.untraced:
-            run.reattach(frame)
+            run.reattach(frame, True)
+            if run.pause_ckpts:
+                run.out.append(("k", len(run.ckpts)))
+                run.out.append(("h", run.capture.digest()))
         pz[6] = True
         return local_trace(frame, event, arg)
 
