@@ -303,6 +303,47 @@ func liveLikeWhole(t *testing.T, python string, prog tracer.Program, whole *trac
 	return b
 }
 
+// A run whose input is the user's typing (ndb debug on a terminal) takes
+// checkpoints too: until something is typed a run from one is the same
+// run; once the program was given typed input, neither a tail nor the
+// replay is used (they would wait for it), and the refusal comes at once.
+func TestCheckpointsWithTypedInput(t *testing.T) {
+	python := pythonExe(t)
+	defer func(c time.Duration) { checkpointCPU = c }(checkpointCPU)
+	checkpointCPU = time.Millisecond
+	for _, typed := range []bool{false, true} {
+		input := tracer.NewInput()
+		src := checkpointLoop(300000)
+		if typed {
+			src = "line = input()\n" + src
+		}
+		path := filepath.Join(t.TempDir(), "typed.py")
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		b := liveBackend(t, python, tracer.Program{Source: src, Path: path, Context: &tracer.Context{Input: input}}, fastLimits)
+		d := backendDriver(t, b)
+		if typed {
+			if _, err := input.Write([]byte("hello\n")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		d.do("c")
+		if b.live.run.Checkpoints() == 0 {
+			t.Fatalf("typed %v: no checkpoint", typed)
+		}
+		began := time.Now()
+		st, err := d.try("bs")
+		switch {
+		case !typed && (err != nil || b.live.tailRuns != 1 || st.Lineno != 16):
+			t.Errorf("rs: %+v %v, %d tails (%s)", st, err, b.live.tailRuns, b.live.noTail)
+		case typed && (!errors.Is(err, ErrUnrecordedPast) || !strings.Contains(err.Error(), "typed input") || b.live.tailRuns != 0 || b.live.replays != 0 || time.Since(began) > 5*time.Second):
+			t.Errorf("rs after typed input: %v, %d tails, %d replays", err, b.live.tailRuns, b.live.replays)
+		}
+		b.Close()
+	}
+}
+
 // driver steps a backend as a Session does (sessionCommand's commands),
 // every command through nextWith (pdb.go): the path that records the tail.
 type driver struct {

@@ -61,6 +61,11 @@ func (b *TraceBackend) recordPast(ctx context.Context, s Stop) error {
 		// reverse commands move only in what was recorded since (backTo).
 		return nil
 	}
+	if l.run.Typed() {
+		b.noPastOf = b.tr
+		b.noPast = fmt.Errorf("%w, and the program was given typed input, which a run again would wait for: reverse commands cannot go back past the `c`; restart, or set a breakpoint before continuing", ErrUnrecordedPast)
+		return b.noPast
+	}
 	gap := want.Unrecorded[0]
 	if l.args != nil {
 		ctx = context.WithValue(ctx, runArgsKey{}, l.args)
@@ -414,6 +419,9 @@ func (b *TraceBackend) recordTail(ctx context.Context, history []Step, cmd Comma
 	if !b.pastUnrecorded(s) || b.noPastOf == b.tr {
 		return history, nil
 	}
+	if l.tailOf != b.tr && b.tr.T.Exit.Kind == "" && b.tailHolds(s, cmd, bps, target) {
+		return history, nil // the run, paused after a stretch, recorded the target since
+	}
 	if l.tailOf != b.tr {
 		want := b.tr.T
 		if err := b.loadTail(ctx, bps); err != nil || l.tailOf != b.tr {
@@ -463,6 +471,8 @@ func (b *TraceBackend) loadTail(ctx context.Context, bps []*BreakSpec) error {
 		l.noTail = "no checkpoint was taken (a short stretch, a program with threads, or none fit)"
 	case slices.ContainsFunc(bps, func(bp *BreakSpec) bool { return bp.Cond != "" }):
 		l.noTail = "a breakpoint has a condition (the tail does not evaluate it)"
+	case l.run.Typed():
+		l.noTail = "the program was given typed input (a run from a checkpoint would not read it again)"
 	default:
 		l.noTail = ""
 	}

@@ -17,7 +17,11 @@
 # ndb only, the replay of docs/debugger.md, or the checkpoint's tail once the
 # run kept checkpoints; "back": `c`, then `rs`, `rn`, `rs`, `rn` from the end,
 # ndb only (a tail recorded from the newest checkpoint; compare with "c" for
-# what the four reverse commands cost); "n": `n` over each call of work(),
+# what the four reverse commands cost); "start": `c`, `rr` (to before the
+# start: a new run waits where the `c` began), `c` again, `rc`; "mid":
+# `b 9`, `c` (the breakpoint half way, reached filtered), then `rs`, `rn`,
+# `rs` back into the first call of work() from the stretch's checkpoints
+# (pdb: `b 9`, `c`); "n": `n` over each call of work(),
 # N/2 line events each, then `c`: ndb's next records its first 10,000 events,
 # then runs filtered, pausing only at the module's lines and returns).
 set -euo pipefail
@@ -104,6 +108,8 @@ for n in "${events[@]}"; do
       bcc) pdbin='b 9\nc\nc\nq\n'; ndbin='b 9\nc\nc\n' ;;
       rs) pdbin=''; ndbin='c\nrs\n' ;;
       back) pdbin=''; ndbin='c\nrs\nrn\nrs\nrn\n' ;;
+      start) pdbin=''; ndbin='c\nrr\nc\nrc\n' ;;
+      mid) pdbin='b 9\nc\nq\n'; ndbin='b 9\nc\nrs\nrn\nrs\n' ;;
       n) pdbin='n\nn\nn\nn\nn\nc\nq\n'; ndbin='n\nn\nn\nn\nn\nc\n' ;;
       *) echo "unknown scenario $sc" >&2; exit 2 ;;
     esac

@@ -117,6 +117,7 @@ type Run struct {
 	over   bool   // a stop request was sent (trace size)
 	closed bool
 	typed  atomic.Bool // Input wrote to it (or ended it): Typed
+	input  *Input      // the user's typing, when the program reads it
 	wmu    sync.Mutex  // writes to the worker (Interrupt runs concurrently)
 }
 
@@ -147,7 +148,8 @@ func (t *Tracer) Start(ctx context.Context, p Program, lim Limits, output func(s
 	}
 	r.nonce = req.Nonce
 	if req.Input {
-		p.Context.Input.bind(r)
+		r.input = p.Context.Input
+		r.input.bind(r)
 	}
 	r.dec = newDecoder(source, tr, lim)
 	r.dec.cpuLimit = float64(liveCPUSeconds(lim))
@@ -220,7 +222,11 @@ func (r *Run) FromCheckpoint(ctx context.Context, f Pause) (*Run, error) {
 		}
 		tr.FirstLines[frame] = first // frames of the tail keep their numbers
 	}
-	n := &Run{t: r.t, tr: tr, lim: r.lim, nonce: r.nonce}
+	n := &Run{t: r.t, tr: tr, lim: r.lim, nonce: r.nonce, input: r.input}
+	n.typed.Store(r.typed.Load())
+	if n.input != nil {
+		n.input.pass(r, n) // what the user types now goes to the new run's program
+	}
 	n.dec = newDecoder(tr.Source, tr, r.lim)
 	n.dec.nstates = gap
 	n.dec.cpuLimit = r.dec.cpuLimit
@@ -267,6 +273,12 @@ func (n *Run) Back(ctx context.Context, r *Run) error {
 		}
 	}
 	n.closed = true // r holds the tracer again
+	if n.input != nil {
+		n.input.pass(n, r)
+	}
+	if n.typed.Load() {
+		r.typed.Store(true)
+	}
 	r.closed, r.paused = false, false
 	r.dec.checkpoints = 0
 	return r.wait(ctx, func() bool { return r.paused }, r.lim.Timeout)
@@ -398,6 +410,16 @@ var ErrInputClosed = errors.New("tracer: the program's input is closed")
 func (in *Input) bind(r *Run) {
 	in.mu.Lock()
 	in.run, in.closed = r, false
+	in.mu.Unlock()
+}
+
+// pass makes n, a run that continues r's program (FromCheckpoint), the
+// one Write and Close act on, if r was; the input's end stays as it was.
+func (in *Input) pass(r, n *Run) {
+	in.mu.Lock()
+	if in.run == r {
+		in.run = n
+	}
 	in.mu.Unlock()
 }
 

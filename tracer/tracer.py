@@ -807,6 +807,10 @@ class _RunOutput:
         self.out.append(("o", self.capture.getvalue(), self.capture.truncated))
         self.out.append(("x", kind, error, reason, code))
         self.flush()
+        if self.until_cand[0]:
+            # a copy recording the way to a pause ended before it: the run
+            # it came from waits at its pause again (ndb gives this one up)
+            self.real_exit(ABANDONED)
 
     def flush_and_exit(self, kind, error, reason, code=0):
         self.finish(kind, error, reason, code)
@@ -936,6 +940,8 @@ class _RunPauses:
                 out.append(("p", reason))
             elif op == "abandon" and getattr(self, "switched", None) is not None:
                 self.real_exit(ABANDONED)  # a recording copy ndb gave up: its origin pauses again
+            elif op == "abandon":
+                out.append(("p", reason))  # back already: still waiting here
             else:
                 out.append(("r", False, "unknown request", None))
             self.flush()
@@ -1184,9 +1190,10 @@ class _RunResumes:
         timer."""
         if not (self.live_on and self.ns and self.ckpt_owner()) or self.ckpt_off:
             return
-        if self.req.get("input") or not _stdin_reopens():
-            # what the user typed is read once: a checkpoint cannot read it
-            # again; nor a --stdin file whose offset it would share
+        if not _stdin_reopens():
+            # a --stdin file whose offset a copy would share (what the user
+            # types is read once: ndb uses no checkpoint once anything was
+            # typed, tracer.Run.Typed)
             self.ckpt_off = "the program's input cannot be read again"
             return
         if signal.getsignal(signal.SIGVTALRM) not in (signal.SIG_DFL, self.on_checkpoint) or \
@@ -1375,7 +1382,9 @@ class _RunResumes:
         self.guard[0] = False
         copies = self.copies
         if not copies:
-            self.real_exit(0)  # none could be forked: no tail (ndb replays)
+            # none could be forked: no tail (ndb replays; at a pause the run
+            # it came from waits there again)
+            self.real_exit(ABANDONED if self.copy_msg.get("pause") else 0)
         k = len(copies) - 1
         if "count" in head:
             # the tail fits the run's event limit, with room for the stack
