@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -201,8 +202,9 @@ func TestReverseAfterUntracedRefusesNondeterminism(t *testing.T) {
 }
 
 // An endless loop under an untraced `c` is interrupted (here by the
-// command's time limit): the program traces again from where it is, the
-// stop has its real frames (Eval, steps), and going back is refused.
+// command's time limit): the program traces again (from its newest
+// checkpoint, recording on), the stop has its real frames (Eval, steps),
+// and going back reaches past it into what was recorded before it.
 func TestInterruptUntracedContinue(t *testing.T) {
 	python := pythonExe(t)
 	ctx := context.Background()
@@ -238,20 +240,19 @@ func TestInterruptUntracedContinue(t *testing.T) {
 		t.Errorf("steps after the interrupt: %v", lines)
 	}
 	// back through what was recorded since the interrupt, to its stop, and
-	// no further (the stretch before it is not recorded)
+	// on into what the checkpoint it came from recorded before it
+	// (interrupt_from_checkpoint: about 100,000 events, or what the event
+	// limit leaves)
 	var back []Stop
 	for range 20 {
 		st, err = s.Do(ctx, Command{Action: InvStepInto})
 		if err != nil {
-			if !errors.Is(err, ErrUnrecordedPast) {
-				t.Fatalf("rs: %v", err)
-			}
-			break
+			t.Fatalf("rs %d: %v", len(back)+1, err)
 		}
 		back = append(back, st)
 	}
-	if err == nil || len(back) < 8 || back[len(back)-1].Index != first.Index || s.Current().Index != first.Index {
-		t.Errorf("rs from 8 steps after the interrupt: %d stops back, last %+v, want the interrupt's %+v (then %v)", len(back), back[len(back)-1], first, err)
+	if !slices.ContainsFunc(back, func(st Stop) bool { return st.Index == first.Index }) || back[len(back)-1].Index >= first.Index {
+		t.Errorf("rs from 8 steps after the interrupt: %d stops back, last %+v, want past the interrupt's %+v", len(back), back[len(back)-1], first)
 	}
 	// forward again from there: the recorded steps, then the program
 	for range 10 {
@@ -266,6 +267,49 @@ func TestInterruptUntracedContinue(t *testing.T) {
 	}
 	if st, err := s.Do(ctx, Command{Action: StepInto}); err != nil || st.Lineno != 1 || b.live.relived != 1 {
 		t.Errorf("s from before the start: %+v %v (%d runs taken to the c again)", st, err, b.live.relived)
+	}
+}
+
+// An interrupt in a stretch with checkpoints stops where the newest one
+// has recorded on to (interrupt_from_checkpoint): the output the program
+// printed past that checkpoint is not shown twice, and rs goes back from
+// the stop.
+func TestInterruptFromCheckpointOutput(t *testing.T) {
+	python := pythonExe(t)
+	ctx := context.Background()
+	defer func(c time.Duration) { checkpointCPU = c }(checkpointCPU)
+	checkpointCPU = time.Millisecond
+	src := "i = 0\nwhile True:\n    i += 1\n    if i % 20000 == 0:\n        print(i)\n"
+	b := liveBackend(t, python, tracer.Program{Source: src}, tracer.Limits{MaxEvents: 10_000_000, Timeout: time.Second})
+	defer b.Close()
+	var out strings.Builder
+	b.SetOutput(func(s string) { out.WriteString(s) })
+	s, err := NewSession(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		st, err := s.Do(ctx, Command{Action: Continue})
+		if err != nil || st.IsExit() || st.Interrupted == "" {
+			t.Fatalf("c: %+v %v", st, err)
+		}
+		if len(b.tr.T.States)-resumedAt(b.tr.T) < 1000 {
+			t.Fatalf("%d states recorded at the interrupt", len(b.tr.T.States)-resumedAt(b.tr.T))
+		}
+		if st, err := s.Do(ctx, Command{Action: InvStepInto}); err != nil || st.IsExit() {
+			t.Fatalf("rs: %+v %v", st, err)
+		}
+	}
+	prev := 0
+	for _, line := range strings.Fields(out.String()) {
+		n, err := strconv.Atoi(line)
+		if err != nil || n != prev+20000 {
+			t.Fatalf("output %q after %d: each number once, in order", line, prev)
+		}
+		prev = n
+	}
+	if prev == 0 {
+		t.Fatal("no output")
 	}
 }
 

@@ -367,6 +367,9 @@ class _Capture(io.TextIOBase):
     def getvalue(self):
         return "".join(self._parts)
 
+    def size(self):
+        return self._size
+
     def digest(self):
         """What was kept so far, in short (two runs' outputs compared)."""
         v = self.getvalue().encode("utf-8", "surrogatepass")
@@ -780,6 +783,17 @@ class _RunOutput:
         self.out.append(("w", text))
         self.flush()
 
+    def sink_past(self, shown):
+        """sink, for a run from a checkpoint whose origin showed `shown`
+        characters: only what goes past them is sent."""
+        capture = self.capture
+
+        def sink(text):
+            over = capture.size() - shown
+            if over > 0:
+                self.sink(text[max(len(text) - over, 0):])
+        return sink
+
     def finish(self, kind, error="", reason="", code=0):
         self.guard[0] = False
         sys.settrace(None)
@@ -897,6 +911,8 @@ class _RunPauses:
         pz = self.pz
         out = self.out
         pz[5] = pz[6] = False
+        if self.int_pause:
+            reason, self.int_pause = "interrupt", False
         out.append(("p", reason))
         self.flush()
         dicts = {}
@@ -1071,6 +1087,7 @@ class _RunResumes:
         # stretch paused at.
         self.pause_ckpts = False
         self.pause_cpu = 0.0
+        self.int_pause = False
         self.filt_frames = frozenset()
         self.until_cand = [False]
         if self.live_on:
@@ -1099,9 +1116,26 @@ class _RunResumes:
         self.pz[5] = True
         if self.untraced:
             try:
+                room = min(CKPT_TAIL, self.max_events - self.counter[0] - 1000)
+                if self.ckpts and room > 0 and not self.req.get("input") and not self.guard[1] and not self.closed:
+                    self.interrupt_from_checkpoint(room)  # no return
                 self.reattach(frame)
             except BaseException as e:
                 self.recorder_failed(e)
+
+    def interrupt_from_checkpoint(self, budget):
+        """An interrupt in a stretch with checkpoints: the newest at least
+        CKPT_BEFORE of CPU back records its way on from there, budget
+        events (CKPT_TAIL, or what the event limit leaves), and pauses as
+        interrupted; reverse commands there have that
+        much behind them (where an interrupt lands is anyone's guess: a
+        little earlier, or later, is as good). What the program printed
+        past the checkpoint was shown: it is not shown again. Not with the
+        user's typing as input (what was read since would be waited for)."""
+        self.checkpoints_stop()
+        self.end_cpu = _user_cpu()
+        self.resume_checkpoint({"op": "checkpoint", "interrupt": True, "depth": -1,
+                                "budget": budget, "shown": self.capture.size()})
 
     def reattach(self, frame, keep=False):
         """Trace again from an interrupt in an untraced stretch: the
@@ -1299,6 +1333,11 @@ class _RunResumes:
         for f in self.quiet:  # a filtered stretch's: every line counts
             f.f_trace_lines = True
         self.quiet.clear()
+        if self.copy_msg.get("interrupt"):
+            # interrupt_from_checkpoint: this checkpoint records on at once
+            self.switched = [False]
+            self.record_tail(frame, self.copy_msg, "", None)
+            return
         self.copies = []  # [(pid, write end of its pipe, count when forked)], oldest first
         self.tgt = [1 << 62]
         self.switched = [False]
@@ -1484,6 +1523,9 @@ class _RunResumes:
         self.flushing = False
         del self.out[:]
         self.capture.sink = self.sink
+        shown = msg.get("shown")
+        if shown is not None:  # the run it came from showed that much
+            self.capture.sink = self.sink_past(int(shown))
         signal.signal(signal.SIGUSR2, self.on_interrupt)
         self.set_filter(msg)
         self.until_cand[0] = bool(msg.get("pause"))
@@ -1492,6 +1534,9 @@ class _RunResumes:
         self.untraced = True
         self.pz[5] = event is None
         self.reattach(f)
+        if msg.get("interrupt"):
+            self.int_pause = True  # its budget's pause is the interrupt's
+            return None
         if event is None:
             return None
         return self.local_trace(f, event, arg)
