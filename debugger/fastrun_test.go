@@ -51,14 +51,7 @@ func TestContinueRunsUntraced(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b := liveBackend(t, python, prog, fastLimits)
-			defer b.Close()
-			var out strings.Builder
-			b.SetOutput(func(s string) { out.WriteString(s) })
-			s, err := NewSession(ctx, b)
-			if err != nil {
-				t.Fatal(err)
-			}
+			b, s, out := outputSession(t, prog, fastLimits)
 			first := len(b.Tree().T.States)
 			st, err := s.Do(ctx, Command{Action: Continue})
 			if err != nil {
@@ -275,19 +268,11 @@ func TestInterruptUntracedContinue(t *testing.T) {
 // printed past that checkpoint is not shown twice, and rs goes back from
 // the stop.
 func TestInterruptFromCheckpointOutput(t *testing.T) {
-	python := pythonExe(t)
 	ctx := context.Background()
 	defer func(c time.Duration) { checkpointCPU = c }(checkpointCPU)
 	checkpointCPU = time.Millisecond
 	src := "i = 0\nwhile True:\n    i += 1\n    if i % 20000 == 0:\n        print(i)\n"
-	b := liveBackend(t, python, tracer.Program{Source: src}, tracer.Limits{MaxEvents: 10_000_000, Timeout: time.Second})
-	defer b.Close()
-	var out strings.Builder
-	b.SetOutput(func(s string) { out.WriteString(s) })
-	s, err := NewSession(ctx, b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, s, out := outputSession(t, tracer.Program{Source: src}, tracer.Limits{MaxEvents: 10_000_000, Timeout: time.Second})
 	for range 2 {
 		st, err := s.Do(ctx, Command{Action: Continue})
 		if err != nil || st.IsExit() || st.Interrupted == "" {

@@ -258,7 +258,14 @@ func TestFilteredContinueMatchesRecorded(t *testing.T) {
 // the program's output.
 func longRunSession(t *testing.T, src string) (*TraceBackend, *Session, *strings.Builder) {
 	t.Helper()
-	b := liveBackend(t, pythonExe(t), tracer.Program{Source: src}, tracer.Limits{MaxEvents: 1_000_000, Timeout: 60 * time.Second})
+	return outputSession(t, tracer.Program{Source: src}, tracer.Limits{MaxEvents: 1_000_000, Timeout: 60 * time.Second})
+}
+
+// outputSession is a session on a live run of prog, closed when the test
+// ends, and the program's output as it comes.
+func outputSession(t *testing.T, prog tracer.Program, lim tracer.Limits) (*TraceBackend, *Session, *strings.Builder) {
+	t.Helper()
+	b := liveBackend(t, pythonExe(t), prog, lim)
 	t.Cleanup(func() { b.Close() })
 	out := &strings.Builder{}
 	b.SetOutput(func(s string) { out.WriteString(s) })
