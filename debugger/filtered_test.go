@@ -408,8 +408,10 @@ func TestFilteredStepsLongRun(t *testing.T) {
 		t.Errorf("unrecorded stretches at %v, want one for each of n, unt and r over a loop", gaps)
 	}
 	tr := b.Tree().T
-	// each tail from a checkpoint adds its states to the trace
-	if len(tr.States) > liveRecordStates+4*liveStepStates+b.live.tailRuns*tailStates+1000 || b.live.replays > 0 {
+	// each tail from a checkpoint adds its states to the trace (about
+	// tailStates; up to twice that was seen on a loaded machine: see
+	// docs/debugger.md, "What remains")
+	if len(tr.States) > liveRecordStates+4*liveStepStates+2*b.live.tailRuns*tailStates+1000 || b.live.replays > 0 {
 		t.Errorf("%d states recorded (%d tails, %d replays)", len(tr.States), b.live.tailRuns, b.live.replays)
 	}
 	t.Logf("n, unt and r over 2M events each: %v, %d states", time.Since(began), len(tr.States))
