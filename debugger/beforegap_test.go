@@ -76,18 +76,28 @@ func TestReverseAcrossNext(t *testing.T) {
 	}
 
 	// until over the loop of work pauses only at its lines past the loop's
-	// test: its stretch may hold work's own lines, and rn is refused
+	// test: its stretch may hold work's own lines, so rn does not cross it
+	// (no new run): it is refused, or answered from the stretch's
+	// checkpoints when one was taken (the whole trace's stop)
+	cmds := []string{"n", "n", "n", "n", "n", "s", "n", "n", "s", "n", "n", "n", "unt"}
+	want := driveSession(t, NewTraceBackend(whole), append(cmds, "bo"))
 	b := liveBackend(t, python, prog, fastLimits)
 	defer b.Close()
 	d := backendDriver(t, b)
-	for _, c := range []string{"n", "n", "n", "n", "n", "s", "n", "n", "s", "n", "n", "n", "unt"} {
+	for _, c := range cmds {
 		d.do(c)
 	}
 	if len(b.tr.T.Unrecorded) == 0 {
 		t.Fatal("until ran recorded")
 	}
-	if _, err := d.try("bo"); !errors.Is(err, ErrUnrecordedPast) || b.live.relived != 0 {
-		t.Fatalf("rn after until: %v (%d runs taken again)", err, b.live.relived)
+	st, err := d.try("bo")
+	switch {
+	case b.live.relived != 0:
+		t.Fatalf("rn after until crossed its stretch: %d runs taken again", b.live.relived)
+	case err != nil && !errors.Is(err, ErrUnrecordedPast):
+		t.Fatalf("rn after until: %v", err)
+	case err == nil && (b.live.tailRuns != 1 || sameStops([]Stop{st}, want[len(want)-1:]) >= 0):
+		t.Fatalf("rn after until: %+v (%d tails), the whole trace's %+v", st, b.live.tailRuns, want[len(want)-1])
 	}
 }
 

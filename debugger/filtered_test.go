@@ -283,6 +283,8 @@ func TestFilteredContinueLongRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 3M-event run")
 	}
+	defer func(c time.Duration) { checkpointCPU = c }(checkpointCPU)
+	checkpointCPU = time.Millisecond // a checkpoint in every stretch: reverse commands past its stop
 	ctx := context.Background()
 	b, s, out := longRunSession(t, "def loop(n):\n    i = 0\n    while i < n:\n        i += 1\n    return i\na = loop(1500000)\nmid = a\nb = loop(1500000)\nprint(a + b)\n")
 	if _, err := s.Break(BreakSpec{Line: 7}); err != nil {
@@ -335,6 +337,8 @@ func TestFilteredStepsLongRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 6M-event run")
 	}
+	defer func(c time.Duration) { checkpointCPU = c }(checkpointCPU)
+	checkpointCPU = time.Millisecond // a checkpoint in every stretch: reverse commands past its stop
 	ctx := context.Background()
 	b, s, out := longRunSession(t, "def loop(n):\n    i = 0\n    while i < n:\n        i += 1\n    return i\na = loop(1000000)\nb = loop(1000000)\nc = loop(1000000)\nprint(a + b + c)\n")
 	n, st1, r, unt := Command{Action: StepOver}, Command{Action: StepInto}, Command{Action: StepReturn}, Command{Action: StepOver, Until: true}
