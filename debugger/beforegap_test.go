@@ -101,6 +101,36 @@ func TestReverseAcrossNext(t *testing.T) {
 	}
 }
 
+// A program that is not the same when run again (the time, read
+// before the `c`) cannot be taken back before the start that way: rr is
+// refused with the reason, and the run, closed to start the new one, is
+// over (a restart goes on).
+func TestReverseToEntryNotTheSame(t *testing.T) {
+	python := pythonExe(t)
+	ctx := context.Background()
+	prog := tracer.Program{Source: "import time\nx = time.time_ns()\ni = 0\nwhile i < 1000:\n    i += 1\nprint(i)\n"}
+	b := liveBackend(t, python, prog, fastLimits)
+	defer b.Close()
+	s, err := NewSession(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []Command{{Action: StepOver}, {Action: StepOver}, {Action: Continue}} {
+		if _, err := s.Do(ctx, cmd); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Do(ctx, Command{Action: InvStepCall}); !errors.Is(err, ErrUnrecordedPast) || !strings.Contains(err.Error(), "restart") || b.live.relived != 1 {
+		t.Fatalf("rr: %v (%d runs taken again)", err, b.live.relived)
+	}
+	if _, err := s.Restart(ctx); err != nil {
+		t.Fatalf("restart: %v", err)
+	}
+	if st, err := s.Do(ctx, Command{Action: StepOver}); err != nil || st.Lineno != 2 {
+		t.Fatalf("n after restart: %+v %v", st, err)
+	}
+}
+
 // On every conformance fixture, with every next, until, return and
 // continue with breakpoints going filtered (withRecordStates 0), random
 // pdb sequences with rn, rr and rs among them: each reverse command the

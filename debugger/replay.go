@@ -217,32 +217,51 @@ func (b *TraceBackend) acrossQuiet(i int, call bool) (Pos, bool) {
 }
 
 // toBeforeGap answers a reverse command from stop s whose target is
-// before the first gap and known exactly (beforeGap) by relive: ok true
-// when it did, the target a position of the new run's trace; false when
-// cmd is not such a command or the run could not be taken there again
-// (the caller replays, or refuses, as before).
-func (b *TraceBackend) toBeforeGap(ctx context.Context, s Stop, cmd Command, bps []*BreakSpec, target func(Pos) Pos) (Pos, bool) {
+// before a gap and known exactly (beforeGap) by relive: ok true when it
+// did, the target a position of the new run's trace; false when cmd is
+// not such a command (the caller replays, or refuses, as before). When
+// the new run is not the same, the program is gone (the first run was
+// closed to start it): the error says so, and the session needs a restart.
+func (b *TraceBackend) toBeforeGap(ctx context.Context, s Stop, cmd Command, bps []*BreakSpec, target func(Pos) Pos) (Pos, bool, error) {
 	l := b.live
 	if !b.pastUnrecorded(s) || l.changed || l.run.Typed() {
-		return Pos{}, false
+		return Pos{}, false, nil
 	}
 	q, ok := b.beforeGap(s, cmd, bps, target)
 	if !ok {
-		return Pos{}, false
+		return Pos{}, false, nil
 	}
 	u := b.tr.T.Unrecorded
-	if b.relive(ctx, u[sort.SearchInts(u, q.Index+1)]) != nil { // the first gap after q
-		return Pos{}, false
+	upTo := u[sort.SearchInts(u, q.Index+1)] // the first gap after q
+	if !b.relivable(upTo) {
+		return Pos{}, false, nil
 	}
-	return q, true
+	if err := b.relive(ctx, upTo); err != nil {
+		l.run.Close()
+		l.err = fmt.Errorf("%w: running the program again to go back before it did not reproduce this run (%v); restart to go on", ErrUnrecordedPast, err)
+		return Pos{}, false, l.err
+	}
+	return q, true, nil
+}
+
+// relivable reports whether relive can take a new run to the stretch
+// that begins at state upTo: each stretch before it ended by the filtered
+// pause it went on by (gapPause), not by an interrupt, nor is a continue
+// with no breakpoint.
+func (b *TraceBackend) relivable(upTo int) bool {
+	for _, g := range b.tr.T.Unrecorded {
+		if _, ok := b.live.gapPause[g]; g < upTo && !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // relive replaces the run by a new run of the program, taken to where its
 // unrecorded stretch that begins at state upTo began and paused there,
 // when it recorded the same states. The stretches before that one are run
 // again by the filtered pauses the first run went on by (gapPause: each
-// pauses at the same event in a run that is the same); a stretch without
-// one (an interrupt ended it, or a continue with no breakpoint) cannot be.
+// pauses at the same event in a run that is the same; relivable first).
 // The new run's output is shown from upTo on; what is known of the first
 // run before upTo (conditions, quiet stretches) stays.
 func (b *TraceBackend) relive(ctx context.Context, upTo int) error {
@@ -250,13 +269,9 @@ func (b *TraceBackend) relive(ctx context.Context, upTo int) error {
 	want := b.tr.T
 	var gaps []int
 	for _, g := range want.Unrecorded {
-		if g >= upTo {
-			break
+		if g < upTo {
+			gaps = append(gaps, g)
 		}
-		if _, ok := l.gapPause[g]; !ok {
-			return errors.New("an earlier unrecorded stretch cannot be run again as it was")
-		}
-		gaps = append(gaps, g)
 	}
 	if l.args != nil {
 		ctx = context.WithValue(ctx, runArgsKey{}, l.args)

@@ -143,7 +143,10 @@ func (b *TraceBackend) next(ctx context.Context, history []Step, cmd Command) (S
 			}
 			return pdbBeforeStart(b.tr, b.tr.Apply(p, cmd))
 		}
-		if q, ok := b.toBeforeGap(ctx, last.Stop, cmd, nil, target); ok { // replay.go
+		if q, ok, err := b.toBeforeGap(ctx, last.Stop, cmd, nil, target); ok || err != nil { // replay.go
+			if err != nil {
+				return Stop{}, err
+			}
 			b.remember(len(history)+1, q, nil)
 			return b.StopAt(q), nil
 		}
