@@ -1084,7 +1084,8 @@ class _RunResumes:
         # reverse command there records its tail from one (resume_checkpoint
         # with "pause"); filt_frames are the stretch's Frames (is_candidate);
         # until_cand: a recording copy pauses at the first event the
-        # stretch paused at.
+        # stretch paused at; int_pause: the next pause is an interrupt's
+        # (interrupt_from_checkpoint).
         self.pause_ckpts = False
         self.pause_cpu = 0.0
         self.int_pause = False
@@ -1127,11 +1128,11 @@ class _RunResumes:
         """An interrupt in a stretch with checkpoints: the newest at least
         CKPT_BEFORE of CPU back records its way on from there, budget
         events (CKPT_TAIL, or what the event limit leaves), and pauses as
-        interrupted; reverse commands there have that
-        much behind them (where an interrupt lands is anyone's guess: a
-        little earlier, or later, is as good). What the program printed
-        past the checkpoint was shown: it is not shown again. Not with the
-        user's typing as input (what was read since would be waited for)."""
+        interrupted, so reverse commands there have that much behind them
+        (where an interrupt lands is anyone's guess: a little earlier, or
+        later, is as good). What the program printed past the checkpoint
+        was shown: it is not shown again. Not with the user's typing as
+        input (what was read since would be waited for)."""
         self.checkpoints_stop()
         self.end_cpu = _user_cpu()
         self.resume_checkpoint({"op": "checkpoint", "interrupt": True, "depth": -1,
