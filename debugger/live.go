@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -157,14 +156,12 @@ func (b *TraceBackend) more(p tracer.Pause) (interrupted, ok bool) {
 	}
 	b.tr.Grow()
 	reason, paused := l.run.Paused()
-	if slices.Contains(b.tr.T.Unrecorded, from) {
-		l.tailOf = nil // a new stretch: a tail recorded before holds no stop after it
-	}
-	if slices.Contains(b.tr.T.Unrecorded, from) && p.Filtered { // replay.go
+	if u := b.tr.T.Unrecorded; len(u) > 0 && u[len(u)-1] == from { // a new stretch (replay.go)
+		l.tailOf = nil // a tail recorded before holds no stop after it
 		if f, ok := quietFrame(p); ok {
 			l.quiet[from] = f
 		}
-		if paused && reason == tracer.PauseFilter && !l.run.Ended() {
+		if p.Filtered && paused && reason == tracer.PauseFilter && !l.run.Ended() {
 			l.gapPause[from] = p
 		}
 	}

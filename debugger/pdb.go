@@ -800,12 +800,8 @@ func (b *TraceBackend) nextWithBreaks(ctx context.Context, history []Step, cmd C
 			}
 			return pdbBeforeStart(b.tr, b.tr.Apply(p, cmd))
 		}
-		if q, ok, err := b.toBeforeGap(ctx, history[len(history)-1].Stop, cmd, bps, target); ok || err != nil { // replay.go
-			if err != nil {
-				return Stop{}, err
-			}
-			b.remember(len(history)+1, q, nil)
-			return b.StopAt(q), nil
+		if st, ok, err := b.toBeforeGap(ctx, history, cmd, bps, target); ok { // replay.go
+			return st, err
 		}
 		history, err := b.recordTail(ctx, history, cmd, bps, target)
 		if err != nil {

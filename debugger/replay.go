@@ -197,12 +197,15 @@ func (b *TraceBackend) acrossQuiet(i int, call bool) (Pos, bool) {
 	}
 	f, d := t.States[i].Frame, t.States[i].Depth
 	crossed := false
+	u := t.Unrecorded
+	k := sort.SearchInts(u, i+1) - 1 // the last gap at or before state i
 	for j := i - 1; j >= 0; j-- {
-		if slices.Contains(t.Unrecorded, j+1) { // a gap between j and j+1
+		if k >= 0 && u[k] == j+1 { // a gap between j and j+1
 			if g, ok := b.live.quiet[j+1]; !ok || g != f {
 				return Pos{}, false
 			}
 			crossed = true
+			k--
 		}
 		s := &t.States[j]
 		switch {
@@ -216,32 +219,34 @@ func (b *TraceBackend) acrossQuiet(i int, call bool) (Pos, bool) {
 	return Pos{}, false
 }
 
-// toBeforeGap answers a reverse command from stop s whose target is
+// toBeforeGap answers a reverse command after history whose target is
 // before a gap and known exactly (beforeGap) by relive: ok true when it
-// did, the target a position of the new run's trace; false when cmd is
-// not such a command (the caller replays, or refuses, as before). When
+// did (or failed: err), the stop in the new run's trace; false when cmd
+// is not such a command (the caller replays, or refuses, as before). When
 // the new run is not the same, the program is gone (the first run was
 // closed to start it): the error says so, and the session needs a restart.
-func (b *TraceBackend) toBeforeGap(ctx context.Context, s Stop, cmd Command, bps []*BreakSpec, target func(Pos) Pos) (Pos, bool, error) {
+func (b *TraceBackend) toBeforeGap(ctx context.Context, history []Step, cmd Command, bps []*BreakSpec, target func(Pos) Pos) (st Stop, ok bool, err error) {
 	l := b.live
+	s := history[len(history)-1].Stop
 	if !b.pastUnrecorded(s) || l.changed || l.run.Typed() {
-		return Pos{}, false, nil
+		return Stop{}, false, nil
 	}
 	q, ok := b.beforeGap(s, cmd, bps, target)
 	if !ok {
-		return Pos{}, false, nil
+		return Stop{}, false, nil
 	}
 	u := b.tr.T.Unrecorded
 	upTo := u[sort.SearchInts(u, q.Index+1)] // the first gap after q
 	if !b.relivable(upTo) {
-		return Pos{}, false, nil
+		return Stop{}, false, nil
 	}
 	if err := b.relive(ctx, upTo); err != nil {
 		l.run.Close()
 		l.err = fmt.Errorf("%w: running the program again to go back before it did not reproduce this run (%v); restart to go on", ErrUnrecordedPast, err)
-		return Pos{}, false, l.err
+		return Stop{}, true, l.err
 	}
-	return q, true, nil
+	b.remember(len(history)+1, q, nil)
+	return b.StopAt(q), true, nil
 }
 
 // relivable reports whether relive can take a new run to the stretch
@@ -508,10 +513,7 @@ func (b *TraceBackend) loadTail(ctx context.Context, bps []*BreakSpec) error {
 		return fmt.Errorf("%w; running its end again from a checkpoint failed: %v", ErrUnrecordedPast, err)
 	}
 	if atPause {
-		why := pauseTailDiffers(run, want, gap)
-		if d := from.OutputDigest(); why == "" && (d == "" || run.OutputDigest() != d) {
-			why = "its output differs"
-		}
+		why := pauseTailDiffers(run, from, want, gap)
 		if why == "" {
 			why = stepsAgain(ctx, run, want)
 		}
@@ -537,14 +539,13 @@ func (b *TraceBackend) loadTail(ctx context.Context, bps []*BreakSpec) error {
 		why = fmt.Sprintf("recording it again took longer than the time limit (%v, --timeout)", run.Timeout())
 	}
 	got := run.Trace()
-	if len(got.Resumed) == 0 || got.Resumed[len(got.Resumed)-1] < gap {
-		l.noTail = "the checkpoint recorded no tail"
+	short, none := tailDiffers(want, got, gap)
+	if none {
+		l.noTail = short
 		return nil // recordPast replays
 	}
 	if why == "" {
-		whole := *got
-		whole.Unrecorded = nil // the tail's gap is the first run's
-		why = samePast(want, &whole, gap)
+		why = short
 	}
 	if why != "" {
 		b.noPastOf = b.tr
@@ -559,11 +560,24 @@ func (b *TraceBackend) loadTail(ctx context.Context, bps []*BreakSpec) error {
 	return nil
 }
 
-// pauseTailDiffers says how a run FromCheckpoint made at a filtered
-// stretch's pause differs from the way to that pause in want (with gaps
-// from index gap on): "" when it paused at the same event after the
-// same states before the stretch, with the same output so far.
-func pauseTailDiffers(run *tracer.Run, want *tracer.Trace, gap int) string {
+// tailDiffers says how got, recorded from a checkpoint of want's last
+// unrecorded stretch (from state gap on), differs from want: "" when it
+// holds a tail, and want's states before the stretch, output, traceback
+// and exit; none when it recorded no tail at all.
+func tailDiffers(want, got *tracer.Trace, gap int) (why string, none bool) {
+	if len(got.Resumed) == 0 || got.Resumed[len(got.Resumed)-1] < gap {
+		return "the checkpoint recorded no tail", true
+	}
+	whole := *got
+	whole.Unrecorded = nil // the tail's gap is the first run's
+	return samePast(want, &whole, gap), false
+}
+
+// pauseTailDiffers says how a run FromCheckpoint made from `from` at a
+// filtered stretch's pause differs from the way to that pause in want
+// (with gaps from index gap on): "" when it paused at the same event
+// after the same states before the stretch, with the same output so far.
+func pauseTailDiffers(run, from *tracer.Run, want *tracer.Trace, gap int) string {
 	reason, paused := run.Paused()
 	switch {
 	case run.Ended():
@@ -572,15 +586,13 @@ func pauseTailDiffers(run *tracer.Run, want *tracer.Trace, gap int) string {
 		return "recording it again was interrupted (" + reason + ")"
 	}
 	got := run.Trace()
-	if len(got.Resumed) == 0 || got.Resumed[len(got.Resumed)-1] < gap {
-		return "the checkpoint recorded no tail"
-	}
-	whole := *got
-	whole.Unrecorded = nil // the tail's gap is the first run's
-	if why := samePast(want, &whole, gap); why != "" {
+	if why, _ := tailDiffers(want, got, gap); why != "" {
 		return why
 	}
-	if !sameEvent(got.States[len(got.States)-1], want.States[resumedAt(want)]) {
+	if d := from.OutputDigest(); d == "" || run.OutputDigest() != d {
+		return "its output differs"
+	}
+	if !got.States[len(got.States)-1].SameEvent(want.States[resumedAt(want)]) {
 		return "the new run paused at another event"
 	}
 	return ""
@@ -603,19 +615,11 @@ func stepsAgain(ctx context.Context, run *tracer.Run, want *tracer.Trace) string
 		return "the steps since the pause were not recorded again"
 	}
 	for i, st := range since {
-		if !sameEvent(got.States[from+i], st) {
+		if !got.States[from+i].SameEvent(st) {
 			return "the steps since the pause differ"
 		}
 	}
 	return ""
-}
-
-// sameEvent reports whether a and b are the same event of the same frame
-// in two runs (frame numbers aside: a tail numbers the frames it first
-// sees anew).
-func sameEvent(a, b tracer.State) bool {
-	a.Frame, b.Frame = 0, 0
-	return reflect.DeepEqual(a, b)
 }
 
 // tailHolds reports whether target(s) is in the recorded tail of the

@@ -143,12 +143,8 @@ func (b *TraceBackend) next(ctx context.Context, history []Step, cmd Command) (S
 			}
 			return pdbBeforeStart(b.tr, b.tr.Apply(p, cmd))
 		}
-		if q, ok, err := b.toBeforeGap(ctx, last.Stop, cmd, nil, target); ok || err != nil { // replay.go
-			if err != nil {
-				return Stop{}, err
-			}
-			b.remember(len(history)+1, q, nil)
-			return b.StopAt(q), nil
+		if st, ok, err := b.toBeforeGap(ctx, history, cmd, nil, target); ok { // replay.go
+			return st, err
 		}
 		var err error
 		history, err = b.recordTail(ctx, history, cmd, nil, target) // replay.go

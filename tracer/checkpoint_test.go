@@ -30,13 +30,6 @@ print(a, b)
 `, n)
 }
 
-// sameEvent is a state as a whole run and a tail recorded from a
-// checkpoint both have it: frame numbers differ.
-func sameEvent(a, b State) bool {
-	a.Frame, b.Frame = 0, 0
-	return reflect.DeepEqual(a, b)
-}
-
 // A run that ended untraced keeps checkpoints; the newest records the
 // run's tail again: its states equal the whole run's last ones, with the
 // same output and exit, and the states before the c are the first run's.
@@ -85,7 +78,7 @@ func TestFromCheckpointTail(t *testing.T) {
 			}
 			w := whole.States[len(whole.States)-len(tail):]
 			for i := range tail {
-				if !sameEvent(tail[i], w[i]) {
+				if !tail[i].SameEvent(w[i]) {
 					t.Fatalf("tail state %d of %d: %+v, whole run's %+v", i, len(tail), tail[i], w[i])
 				}
 			}

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 )
 
 // Var is one local variable: its name and the repr() of its value.
@@ -123,6 +124,14 @@ type State struct {
 	// from an exec/eval/doctest string or another module calling back in.
 	// The parent state is then not the real caller (pdb's f_back).
 	CallerUntraced bool `json:"caller_untraced,omitempty"`
+}
+
+// SameEvent reports whether s and o are the same event in two runs of one
+// program: every field but the frame number (a run recorded again from a
+// checkpoint numbers the frames it first sees anew).
+func (s State) SameEvent(o State) bool {
+	s.Frame, o.Frame = 0, 0
+	return reflect.DeepEqual(s, o)
 }
 
 // Exit kinds (SPEC section 1).

@@ -2188,12 +2188,10 @@ def _make_filtered_trace(run):
         try:
             if not filtered[0]:
                 return local_trace(frame, event, arg)
-            if event == "exception" and issubclass(arg[0], _GEN_EXITS):
-                return filtered_stop(frame, event, arg)
             if event == "return":
                 frame.f_trace_lines = True
                 quiet.discard(frame)
-            return filtered_gen_exit
+            return filtered_other(frame, event, arg, filtered_gen_exit)  # its exceptions
         except BaseException as e:
             recorder_failed(e)
 
