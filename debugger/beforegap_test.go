@@ -48,9 +48,7 @@ print(a + b + x)
 func TestReverseAcrossNext(t *testing.T) {
 	python := pythonExe(t)
 	ctx := context.Background()
-	old, oldStep := liveRecordStates, liveStepStates
-	liveRecordStates, liveStepStates = 2000, 500
-	defer func() { liveRecordStates, liveStepStates = old, oldStep }()
+	setRecordStates(t, 2000, 500)
 	prog := tracer.Program{Source: overLongCalls}
 	whole, err := liveTracerFor(t, python).TraceLimits(ctx, prog, fastLimits)
 	if err != nil {

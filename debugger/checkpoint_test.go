@@ -39,6 +39,14 @@ print(c)
 `, n)
 }
 
+// fastCheckpoints makes the live runs of test t fork a checkpoint every
+// 1 ms of their CPU (the tracer's default: 25 ms), until t ends.
+func fastCheckpoints(t *testing.T) {
+	c := checkpointCPU
+	t.Cleanup(func() { checkpointCPU = c })
+	checkpointCPU = time.Millisecond
+}
+
 // tailStates is the most events a tail from a checkpoint records (the
 // tracer's CKPT_TAIL).
 const tailStates = 100_000
@@ -67,8 +75,7 @@ func sameStops(a, b []Stop) int {
 func TestReverseFromCheckpoint(t *testing.T) {
 	python := pythonExe(t)
 	ctx := context.Background()
-	defer func(c time.Duration) { checkpointCPU = c }(checkpointCPU)
-	checkpointCPU = time.Millisecond
+	fastCheckpoints(t)
 	loop := tracer.Program{Source: checkpointLoop(300000)}
 	// --stdin read after the loop: the tail reads it again, from where the
 	// checkpoint was (its own offset in the memory file)
@@ -133,8 +140,7 @@ func TestReverseFromCheckpoint(t *testing.T) {
 func TestReverseToEntry(t *testing.T) {
 	python := pythonExe(t)
 	ctx := context.Background()
-	defer func(c time.Duration) { checkpointCPU = c }(checkpointCPU)
-	checkpointCPU = time.Millisecond
+	fastCheckpoints(t)
 	prog := tracer.Program{Source: "print('first')\n" + checkpointLoop(300000)}
 	whole, err := liveTracerFor(t, python).TraceLimits(ctx, prog, fastLimits)
 	if err != nil {
@@ -214,11 +220,8 @@ func TestReverseToEntry(t *testing.T) {
 func TestReverseAtFilteredStop(t *testing.T) {
 	python := pythonExe(t)
 	ctx := context.Background()
-	defer func(c time.Duration) { checkpointCPU = c }(checkpointCPU)
-	checkpointCPU = time.Millisecond
-	old, oldStep := liveRecordStates, liveStepStates
-	liveRecordStates, liveStepStates = 2000, 500
-	defer func() { liveRecordStates, liveStepStates = old, oldStep }()
+	fastCheckpoints(t)
+	setRecordStates(t, 2000, 500)
 
 	prog := tracer.Program{Source: checkpointLoop(300000)}
 	whole, err := liveTracerFor(t, python).TraceLimits(ctx, prog, fastLimits)
@@ -309,8 +312,7 @@ func liveLikeWhole(t *testing.T, python string, prog tracer.Program, whole *trac
 // replay is used (they would wait for it), and the refusal comes at once.
 func TestCheckpointsWithTypedInput(t *testing.T) {
 	python := pythonExe(t)
-	defer func(c time.Duration) { checkpointCPU = c }(checkpointCPU)
-	checkpointCPU = time.Millisecond
+	fastCheckpoints(t)
 	for _, typed := range []bool{false, true} {
 		input := tracer.NewInput()
 		src := checkpointLoop(300000)
@@ -391,8 +393,7 @@ func (d *driver) do(c string) Stop {
 // differs between the run and its checkpoint's tail is refused.
 func TestReverseFromCheckpointFallsBack(t *testing.T) {
 	python := pythonExe(t)
-	defer func(c time.Duration) { checkpointCPU = c }(checkpointCPU)
-	checkpointCPU = time.Millisecond
+	fastCheckpoints(t)
 	threads := "import threading\nev = threading.Event()\nth = threading.Thread(target=ev.wait)\nth.start()\n" +
 		"i = 0\nwhile i < 100000:\n    i += 1\nev.set()\nth.join()\nprint(i)\n"
 	b := liveBackend(t, python, tracer.Program{Source: threads}, fastLimits)
@@ -548,8 +549,7 @@ func TestCheckpointLongRunTimes(t *testing.T) {
 func TestTailTargetBeforeIt(t *testing.T) {
 	python := pythonExe(t)
 	ctx := context.Background()
-	defer func(c time.Duration) { checkpointCPU = c }(checkpointCPU)
-	checkpointCPU = time.Millisecond
+	fastCheckpoints(t)
 	prog := tracer.Program{Source: checkpointLoop(300000)}
 	whole, err := liveTracerFor(t, python).TraceLimits(ctx, prog, fastLimits)
 	if err != nil {

@@ -269,8 +269,7 @@ func TestInterruptUntracedContinue(t *testing.T) {
 // the stop.
 func TestInterruptFromCheckpointOutput(t *testing.T) {
 	ctx := context.Background()
-	defer func(c time.Duration) { checkpointCPU = c }(checkpointCPU)
-	checkpointCPU = time.Millisecond
+	fastCheckpoints(t)
 	src := "i = 0\nwhile True:\n    i += 1\n    if i % 20000 == 0:\n        print(i)\n"
 	b, s, out := outputSession(t, tracer.Program{Source: src}, tracer.Limits{MaxEvents: 10_000_000, Timeout: time.Second})
 	for range 2 {

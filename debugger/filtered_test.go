@@ -87,6 +87,14 @@ for k in range(40):
 print(total)
 `
 
+// setRecordStates sets liveRecordStates and liveStepStates until test t
+// ends.
+func setRecordStates(t *testing.T, record, step int) {
+	old, oldStep := liveRecordStates, liveStepStates
+	t.Cleanup(func() { liveRecordStates, liveStepStates = old, oldStep })
+	liveRecordStates, liveStepStates = record, step
+}
+
 // withRecordStates runs fn with liveRecordStates and liveStepStates set
 // to n (0: every continue with breakpoints, next, until and return goes
 // filtered at once).
@@ -283,8 +291,7 @@ func TestFilteredContinueLongRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 3M-event run")
 	}
-	defer func(c time.Duration) { checkpointCPU = c }(checkpointCPU)
-	checkpointCPU = time.Millisecond // a checkpoint in every stretch: reverse commands past its stop
+	fastCheckpoints(t) // a checkpoint in every stretch: reverse commands past its stop
 	ctx := context.Background()
 	b, s, out := longRunSession(t, "def loop(n):\n    i = 0\n    while i < n:\n        i += 1\n    return i\na = loop(1500000)\nmid = a\nb = loop(1500000)\nprint(a + b)\n")
 	if _, err := s.Break(BreakSpec{Line: 7}); err != nil {
@@ -337,8 +344,7 @@ func TestFilteredStepsLongRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 6M-event run")
 	}
-	defer func(c time.Duration) { checkpointCPU = c }(checkpointCPU)
-	checkpointCPU = time.Millisecond // a checkpoint in every stretch: reverse commands past its stop
+	fastCheckpoints(t) // a checkpoint in every stretch: reverse commands past its stop
 	ctx := context.Background()
 	b, s, out := longRunSession(t, "def loop(n):\n    i = 0\n    while i < n:\n        i += 1\n    return i\na = loop(1000000)\nb = loop(1000000)\nc = loop(1000000)\nprint(a + b + c)\n")
 	n, st1, r, unt := Command{Action: StepOver}, Command{Action: StepInto}, Command{Action: StepReturn}, Command{Action: StepOver, Until: true}
@@ -362,9 +368,9 @@ func TestFilteredStepsLongRun(t *testing.T) {
 		refused bool // ErrUnrecordedPast
 	}{
 		{n, "line", 6, "", "", false},
-		{n, "line", 7, "a", "1000000", false},     // over loop(): filtered
-		{rs, "return", 5, "i", "1000000", false},  // from the stretch's checkpoints
-		{n, "line", 7, "a", "1000000", false},     // n at a return steps (bpo-13183)
+		{n, "line", 7, "a", "1000000", false},    // over loop(): filtered
+		{rs, "return", 5, "i", "1000000", false}, // from the stretch's checkpoints
+		{n, "line", 7, "a", "1000000", false},    // n at a return steps (bpo-13183)
 		{st1, "call", 1, "n", "1000000", false},
 		{n, "line", 2, "", "", false},
 		{n, "line", 3, "", "", false},
