@@ -10,10 +10,11 @@ import (
 	"testing"
 
 	"ndb/model/hf"
+	"ndb/model/modelfile"
 )
 
 // TestHalfEncodingMatchesGo: ndb_torch.hf's BF16 and F16 encoders (numpy)
-// give bit for bit what ndb's Go export writes (hf.F32ToBF16, hf.F32ToF16),
+// give bit for bit what ndb's Go export writes (modelfile.F32ToBF16, hf.F32ToF16),
 // on ties, subnormals, overflow, infinities, NaN and random values, so a
 // model exported by either side rounds the same way.
 func TestHalfEncodingMatchesGo(t *testing.T) {
@@ -51,7 +52,7 @@ open(sys.argv[3], "wb").write(encode(a, "F16"))`
 	for _, c := range []struct {
 		path string
 		conv func(float32) uint16
-	}{{bf, hf.F32ToBF16}, {f16, hf.F32ToF16}} {
+	}{{bf, modelfile.F32ToBF16}, {f16, hf.F32ToF16}} {
 		got, err := os.ReadFile(c.path)
 		if err != nil {
 			t.Fatal(err)

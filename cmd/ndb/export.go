@@ -111,12 +111,13 @@ func loadModelFile(path string) (*modelfile.Model, error) {
 }
 
 var importFlags struct {
-	dir string
-	out string
+	dir   string
+	out   string
+	dtype string
 }
 
 var importCmd = &cobra.Command{
-	Use:   "import --hf DIR --out FILE",
+	Use:   "import --hf DIR --out FILE [--dtype f32|bf16|q8]",
 	Short: "Import a Hugging Face Llama folder (F32/BF16/F16 safetensors, sharded or not) as an ndb model file",
 	Args:  cobra.NoArgs,
 	RunE: func(cmd *cobra.Command, _ []string) error {
@@ -124,15 +125,66 @@ var importCmd = &cobra.Command{
 		if f.dir == "" || f.out == "" {
 			return fmt.Errorf("import: --hf and --out are required")
 		}
+		d, err := modelfile.ParseDType(f.dtype)
+		if err != nil {
+			return err
+		}
 		m, err := hf.Import(f.dir)
 		if err != nil {
 			return err
 		}
+		m.DType = d
 		if err := modelfile.Save(f.out, m); err != nil {
 			return err
 		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "imported %d parameters (%d layers, width %d, vocab %d) -> %s\n",
-			len(m.Weights), m.Config.Layers, m.Config.Dim, m.Config.Vocab, f.out)
+		fmt.Fprintf(cmd.ErrOrStderr(), "imported %d parameters (%d layers, width %d, vocab %d) as %s -> %s\n",
+			len(m.Weights), m.Config.Layers, m.Config.Dim, m.Config.Vocab, d, f.out)
+		return nil
+	},
+}
+
+var convertFlags struct {
+	model string
+	out   string
+	dtype string
+}
+
+var convertCmd = &cobra.Command{
+	Use:   "convert [--model FILE] --out FILE --dtype f32|bf16|q8",
+	Short: "Rewrite a model file with its weights stored as f32, bf16 or q8 (int8 rows with a scale each)",
+	Long: `convert writes the model (--model, else $NDB_MODEL, else the embedded one) to
+--out with its weights stored as --dtype: f32 exactly (4 bytes a weight), bf16
+rounded to nearest even (2 bytes), or q8, each matrix row as int8 with one float32
+scale (a little over 1 byte). ndb widens them to float32 when it loads the file, so
+the smaller types cost precision, not speed (docs/tokenizer.md, "Model file").
+Training state is dropped: a file to resume training from stays f32.`,
+	Args: cobra.NoArgs,
+	RunE: func(cmd *cobra.Command, _ []string) error {
+		f := convertFlags
+		if f.out == "" || f.dtype == "" {
+			return fmt.Errorf("convert: --out and --dtype are required")
+		}
+		d, err := modelfile.ParseDType(f.dtype)
+		if err != nil {
+			return err
+		}
+		m, err := loadModelFile(f.model)
+		if err != nil {
+			return err
+		}
+		if m.Train != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "convert: dropping the training state of step %d\n", m.Train.Step)
+			m.Train = nil
+		}
+		m.DType = d
+		if err := modelfile.Save(f.out, m); err != nil {
+			return err
+		}
+		fi, err := os.Stat(f.out)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d parameters as %s: %s, %.1f MB\n", len(m.Weights), d, f.out, float64(fi.Size())/1e6)
 		return nil
 	},
 }
@@ -147,5 +199,10 @@ func init() {
 	inf := importCmd.Flags()
 	inf.StringVar(&importFlags.dir, "hf", "", "Hugging Face Llama folder")
 	inf.StringVar(&importFlags.out, "out", "", "ndb model file to write")
-	rootCmd.AddCommand(exportCmd, importCmd)
+	inf.StringVar(&importFlags.dtype, "dtype", "f32", "how the model file stores the weights: f32, bf16 or q8")
+	cf := convertCmd.Flags()
+	cf.StringVar(&convertFlags.model, "model", "", "ndb model file (default: $NDB_MODEL, else the embedded model)")
+	cf.StringVar(&convertFlags.out, "out", "", "ndb model file to write")
+	cf.StringVar(&convertFlags.dtype, "dtype", "", "how the model file stores the weights: f32, bf16 or q8 (required)")
+	rootCmd.AddCommand(exportCmd, importCmd, convertCmd)
 }

@@ -86,12 +86,43 @@ func TestTokenizerExportImportCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, f := range w {
-		if m.Weights[i] != hf.BF16ToF32(hf.F32ToBF16(f)) {
+		if m.Weights[i] != modelfile.BF16ToF32(modelfile.F32ToBF16(f)) {
 			t.Fatalf("weight %d: %v after bf16 export and import, want %v rounded", i, m.Weights[i], f)
 		}
 	}
 	if _, err := runNDB(t, "export", "--model", model, "--out", hfDir, "--dtype", "f64"); err == nil {
 		t.Error("export accepted --dtype f64")
+	}
+
+	// import --dtype and convert store the weights smaller; convert drops
+	// training state (a trained model's file) and refuses what it cannot do.
+	t.Cleanup(func() { importFlags.dtype, convertFlags = "f32", struct{ model, out, dtype string }{} })
+	q8 := filepath.Join(dir, "q8.ndb")
+	if out, err := runNDB(t, "import", "--hf", hfDir, "--out", q8, "--dtype", "q8"); err != nil {
+		t.Fatalf("import --dtype q8: %v\n%s", err, out)
+	}
+	if m, err := modelfile.Load(q8); err != nil || m.DType != modelfile.Q8 {
+		t.Fatalf("import --dtype q8 wrote %v (%v)", m.DType, err)
+	}
+	trained := filepath.Join(dir, "trained.ndb")
+	m.Train = &modelfile.TrainState{Step: 7, Floats: map[string][]float32{"adam_m": w}}
+	if err := modelfile.Save(trained, m); err != nil {
+		t.Fatal(err)
+	}
+	half := filepath.Join(dir, "half.ndb")
+	out, err = runNDB(t, "convert", "--model", trained, "--out", half, "--dtype", "bf16")
+	if err != nil || !strings.Contains(out, "dropping the training state of step 7") {
+		t.Fatalf("convert --dtype bf16: %v\n%s", err, out)
+	}
+	h, err := modelfile.Load(half)
+	if err != nil || h.DType != modelfile.BF16 || h.Train != nil || !slices.Equal(h.Weights, m.Weights) {
+		t.Fatalf("convert wrote %v with state %v (%v); want the bf16 weights again without state", h.DType, h.Train, err)
+	}
+	for _, bad := range [][]string{{"--dtype", "int4"}, {"--dtype", ""}, {"--dtype", "q8", "--out", ""}} {
+		args := append([]string{"convert", "--model", trained, "--out", filepath.Join(dir, "bad.ndb")}, bad...)
+		if _, err := runNDB(t, args...); err == nil {
+			t.Errorf("convert accepted %v", bad)
+		}
 	}
 }
 

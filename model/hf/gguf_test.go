@@ -187,7 +187,7 @@ func readGGUF(b []byte) (*ggufFile, error) {
 			case ggmlF16:
 				data[i] = F16ToF32(binary.LittleEndian.Uint16(raw[2*i:]))
 			case ggmlBF16:
-				data[i] = BF16ToF32(binary.LittleEndian.Uint16(raw[2*i:]))
+				data[i] = modelfile.BF16ToF32(binary.LittleEndian.Uint16(raw[2*i:]))
 			}
 		}
 		if _, dup := f.tensors[in.name]; dup {
@@ -223,7 +223,7 @@ func TestGGUFRoundTrip(t *testing.T) {
 	}{
 		{F32, 0, ggmlF32, func(f float32) float32 { return f }},
 		{F16, 1, ggmlF16, func(f float32) float32 { return F16ToF32(F32ToF16(f)) }},
-		{BF16, 32, ggmlBF16, func(f float32) float32 { return BF16ToF32(F32ToBF16(f)) }},
+		{BF16, 32, ggmlBF16, func(f float32) float32 { return modelfile.BF16ToF32(modelfile.F32ToBF16(f)) }},
 	} {
 		t.Run(string(tc.d), func(t *testing.T) {
 			f, err := readGGUF(writeGGUFBytes(t, m, tc.d))

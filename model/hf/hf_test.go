@@ -97,10 +97,10 @@ func TestExportHalfAndShards(t *testing.T) {
 		shard int64
 		round func(float32) float32
 	}{
-		{BF16, 0, func(f float32) float32 { return BF16ToF32(F32ToBF16(f)) }},
+		{BF16, 0, func(f float32) float32 { return modelfile.BF16ToF32(modelfile.F32ToBF16(f)) }},
 		{F16, 0, func(f float32) float32 { return F16ToF32(F32ToF16(f)) }},
 		{F32, 20000, func(f float32) float32 { return f }},
-		{BF16, 8000, func(f float32) float32 { return BF16ToF32(F32ToBF16(f)) }},
+		{BF16, 8000, func(f float32) float32 { return modelfile.BF16ToF32(modelfile.F32ToBF16(f)) }},
 	} {
 		dir := t.TempDir()
 		if err := Export(dir, m, ExportOptions{DType: c.d, MaxShardBytes: c.shard}); err != nil {
@@ -342,7 +342,7 @@ func TestHalfConversions(t *testing.T) {
 		if back := F32ToF16(f); back != uint16(h) {
 			t.Fatalf("half %#04x -> %v -> %#04x", h, f, back)
 		}
-		if b := uint16(h); F32ToBF16(BF16ToF32(b)) != b && !math.IsNaN(float64(BF16ToF32(b))) {
+		if b := uint16(h); modelfile.F32ToBF16(modelfile.BF16ToF32(b)) != b && !math.IsNaN(float64(modelfile.BF16ToF32(b))) {
 			t.Fatalf("bf16 %#04x does not round-trip", h)
 		}
 	}
@@ -370,7 +370,7 @@ func TestHalfConversions(t *testing.T) {
 	for range 200000 {
 		f := float32(math.Ldexp(rng.Float64()*2-1, rng.IntN(50)-30))
 		check("F32ToF16", f, F32ToF16(f), F16ToF32)
-		check("F32ToBF16", f, F32ToBF16(f), BF16ToF32)
+		check("F32ToBF16", f, modelfile.F32ToBF16(f), modelfile.BF16ToF32)
 	}
 	if F32ToF16(70000) != 0x7c00 || F32ToF16(-70000) != 0xfc00 || F32ToF16(65504) != 0x7bff {
 		t.Error("half overflow is wrong")

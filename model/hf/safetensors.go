@@ -68,7 +68,7 @@ func encode(data []float32, d DType) []byte {
 	case BF16:
 		b := make([]byte, 2*len(data))
 		for i, f := range data {
-			binary.LittleEndian.PutUint16(b[2*i:], F32ToBF16(f))
+			binary.LittleEndian.PutUint16(b[2*i:], modelfile.F32ToBF16(f))
 		}
 		return b
 	case F16:
@@ -86,7 +86,7 @@ func decode(b []byte, d DType) []float32 {
 	case BF16:
 		f := make([]float32, len(b)/2)
 		for i := range f {
-			f[i] = BF16ToF32(binary.LittleEndian.Uint16(b[2*i:]))
+			f[i] = modelfile.BF16ToF32(binary.LittleEndian.Uint16(b[2*i:]))
 		}
 		return f
 	case F16:
@@ -236,19 +236,6 @@ func ParseSafetensors(data []byte, name string) (*SafetensorsFile, error) {
 	}
 	return out, nil
 }
-
-// F32ToBF16 rounds f to bfloat16, to nearest even; NaN stays NaN.
-func F32ToBF16(f float32) uint16 {
-	b := math.Float32bits(f)
-	if b&0x7fffffff > 0x7f800000 {
-		return uint16(b>>16) | 0x40 // quiet NaN
-	}
-	b += 0x7fff + (b>>16)&1
-	return uint16(b >> 16)
-}
-
-// BF16ToF32 widens a bfloat16 exactly.
-func BF16ToF32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
 
 // F32ToF16 rounds f to IEEE half precision, to nearest even, with
 // subnormals; too large values become infinities, NaN stays NaN.

@@ -10,7 +10,8 @@
 //	16  header: H bytes of JSON (config, sections, training step, metadata)
 //	    zero padding to a multiple of 64
 //	    sections, each starting at a multiple of 64: the tokenizer (its JSON),
-//	    the weights (float32, nn.Config.Layout order), training sections
+//	    the weights (nn.Config.Layout order: float32, or bfloat16 or int8
+//	    rows with a scale each, see DType), training sections
 //	end SHA-256 of every byte before it (32 bytes)
 //
 // Load reads the file once, checks magic, version, length, checksum and
@@ -36,11 +37,13 @@ import (
 	"ndb/model/tokenizer"
 )
 
-// Magic starts every model file; Version is the format version this package
-// writes and reads.
+// Magic starts every model file; Version is the newest format version this
+// package writes and reads. Version 2 added weights stored as BF16 or Q8;
+// files with float32 weights are still written as version 1, so that an
+// older ndb reads them.
 const (
 	Magic   = "NDBMODEL"
-	Version = 1
+	Version = 2
 )
 
 const (
@@ -54,6 +57,7 @@ type Model struct {
 	Config    nn.Config
 	Tokenizer *tokenizer.Tokenizer
 	Weights   []float32         // Config.NumParams() floats, placed by Config.Layout()
+	DType     DType             // how Save stores Weights ("": F32); Load sets the file's
 	Train     *TrainState       // nil when the file holds no training state
 	Meta      map[string]string // free-form notes (source, created, ...); may be nil
 }
@@ -119,6 +123,13 @@ func (m *Model) Validate() error {
 	if want := m.Config.NumParams(); len(m.Weights) != want {
 		return fmt.Errorf("%w: %d weights, config %+v needs %d", ErrMismatch, len(m.Weights), m.Config, want)
 	}
+	d, err := ParseDType(string(m.DType))
+	if err != nil {
+		return err
+	}
+	if d != F32 && m.Train != nil {
+		return fmt.Errorf("a model file with training state keeps its weights in f32, not %s (drop the state to store them smaller)", d)
+	}
 	return nil
 }
 
@@ -155,13 +166,21 @@ func save(path string, m *Model) error {
 	if err != nil {
 		return err
 	}
+	dtype, version := F32, uint32(1)
+	if m.DType != "" && m.DType != F32 {
+		dtype, version = m.DType, Version
+	}
+	weights, err := encodeWeights(m.Weights, dtype, m.Config)
+	if err != nil {
+		return err
+	}
 	type payload struct {
 		sec   sectionJSON
 		bytes []byte
 	}
 	payloads := []payload{
 		{sectionJSON{Name: secTokenizer, Kind: kindJSON}, tokJSON},
-		{sectionJSON{Name: secWeights, Kind: kindF32}, floatBytes(m.Weights)},
+		{sectionJSON{Name: secWeights, Kind: string(dtype)}, weights},
 	}
 	h := headerJSON{Config: m.Config, Params: int64(len(m.Weights)), Meta: m.Meta}
 	if m.Train != nil {
@@ -204,7 +223,7 @@ func save(path string, m *Model) error {
 	w := &countingWriter{file: tmp, sum: sum}
 	var prefix [prefixSize]byte
 	copy(prefix[:], Magic)
-	binary.LittleEndian.PutUint32(prefix[8:], Version)
+	binary.LittleEndian.PutUint32(prefix[8:], version)
 	binary.LittleEndian.PutUint32(prefix[12:], uint32(len(header)))
 	w.write(prefix[:])
 	w.write(header)
@@ -279,8 +298,9 @@ func Parse(data []byte) (*Model, error) {
 	if len(data) < prefixSize {
 		return nil, fmt.Errorf("%w: %d bytes", ErrTruncated, len(data))
 	}
-	if v := binary.LittleEndian.Uint32(data[8:]); v != Version {
-		return nil, fmt.Errorf("%w: file version %d, this ndb reads version %d", ErrVersion, v, Version)
+	version := binary.LittleEndian.Uint32(data[8:])
+	if version < 1 || version > Version {
+		return nil, fmt.Errorf("%w: file version %d, this ndb reads versions 1 to %d", ErrVersion, version, Version)
 	}
 	headerLen := int64(binary.LittleEndian.Uint32(data[12:]))
 	if prefixSize+headerLen > int64(len(data)) {
@@ -314,6 +334,9 @@ func Parse(data []byte) (*Model, error) {
 		}
 		raw := body[s.Offset : s.Offset+s.Size]
 		want := map[string]string{secTokenizer: kindJSON, secWeights: kindF32}[s.Name]
+		if s.Name == secWeights && version >= 2 && (s.Kind == string(BF16) || s.Kind == string(Q8)) {
+			want = s.Kind
+		}
 		switch {
 		case len(s.Name) > len(trainFloat) && s.Name[:len(trainFloat)] == trainFloat:
 			want = kindF32
@@ -336,7 +359,10 @@ func Parse(data []byte) (*Model, error) {
 				return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 			}
 		case s.Name == secWeights:
-			m.Weights = bytesFloats(raw)
+			m.DType = DType(s.Kind)
+			if m.Weights, err = decodeWeights(raw, m.DType, h.Config); err != nil {
+				return nil, err
+			}
 		case s.Kind == kindF32:
 			m.Train.Floats[s.Name[len(trainFloat):]] = bytesFloats(raw)
 		default:

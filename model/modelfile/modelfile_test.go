@@ -3,6 +3,7 @@ package modelfile
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -201,21 +202,35 @@ func TestNetwork(t *testing.T) {
 	}
 }
 
-// BenchmarkLoad loads a model of about 6M parameters (nn "small" with a
-// 4096-token vocabulary is 6.8M).
+// BenchmarkLoad loads the stage-10 size (6.6M parameters) and a 27M one
+// (width 512, 8 layers) with each weight type: the file sizes and load times
+// behind docs/tokenizer.md's "Model file".
 func BenchmarkLoad(b *testing.B) {
-	cfg := nn.Configs["small"]
-	m := testModel(b, cfg, false)
-	m.Config.Vocab = 4096
-	m.Weights = make([]float32, m.Config.NumParams())
-	path := filepath.Join(b.TempDir(), "m.ndb")
-	if err := Save(path, m); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportMetric(float64(len(m.Weights))/1e6, "Mparams")
-	for b.Loop() {
-		if _, err := Load(path); err != nil {
-			b.Fatal(err)
+	stage10 := nn.Config{Dim: 256, HiddenDim: 688, Layers: 7, Heads: 8, Vocab: 2048, MaxSeq: 2048, RopeTheta: 10000, NormEps: 1e-5}
+	wide := stage10
+	wide.Dim, wide.HiddenDim, wide.Layers = 512, 1376, 8
+	for _, cfg := range []nn.Config{stage10, wide} {
+		m := testModel(b, cfg, false)
+		m.Config = cfg
+		m.Weights = make([]float32, cfg.NumParams())
+		for i := range m.Weights {
+			m.Weights[i] = float32(math.Sin(float64(i))) / 10
+		}
+		for _, d := range []DType{F32, BF16, Q8} {
+			b.Run(fmt.Sprintf("%.1fM/%s", float64(cfg.NumParams())/1e6, d), func(b *testing.B) {
+				m.DType = d
+				path := filepath.Join(b.TempDir(), "m.ndb")
+				if err := Save(path, m); err != nil {
+					b.Fatal(err)
+				}
+				for b.Loop() {
+					if _, err := Load(path); err != nil {
+						b.Fatal(err)
+					}
+				}
+				fi, _ := os.Stat(path)
+				b.ReportMetric(float64(fi.Size())/1e6, "MB")
+			})
 		}
 	}
 }
@@ -224,14 +239,18 @@ func BenchmarkLoad(b *testing.B) {
 // checksum (random bytes would only ever fail the checksum) and checks that
 // Parse returns a valid model or an error, never a panic.
 func FuzzParse(f *testing.F) {
-	m := testModel(f, nn.Config{Dim: 4, HiddenDim: 8, Layers: 1, Heads: 2, MaxSeq: 8, RopeTheta: 10000, NormEps: 1e-5}, true)
-	path := filepath.Join(f.TempDir(), "m.ndb")
-	if err := Save(path, m); err != nil {
-		f.Fatal(err)
+	small := nn.Config{Dim: 4, HiddenDim: 8, Layers: 1, Heads: 2, MaxSeq: 8, RopeTheta: 10000, NormEps: 1e-5}
+	for _, d := range []DType{F32, BF16, Q8} {
+		m := testModel(f, small, d == F32)
+		m.DType, m.Weights[3], m.Weights[4] = d, 1, 2 // q8 stores finite weights only
+		path := filepath.Join(f.TempDir(), "m.ndb")
+		if err := Save(path, m); err != nil {
+			f.Fatal(err)
+		}
+		data, _ := os.ReadFile(path)
+		headerLen := binary.LittleEndian.Uint32(data[12:])
+		f.Add(data[16:16+headerLen], data[16+headerLen:len(data)-sumSize])
 	}
-	data, _ := os.ReadFile(path)
-	headerLen := binary.LittleEndian.Uint32(data[12:])
-	f.Add(data[16:16+headerLen], data[16+headerLen:len(data)-sumSize])
 	f.Add([]byte(`{"config":{},"params":0,"file_size":0,"sections":[{"name":"weights","kind":"f32","offset":64,"size":9223372036854775807}]}`), []byte{})
 	f.Fuzz(func(t *testing.T, header, body []byte) {
 		file := append([]byte(Magic), 0, 0, 0, 0, 0, 0, 0, 0)
