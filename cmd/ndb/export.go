@@ -33,9 +33,11 @@ generation_config.json. transformers, vLLM and ndb's PyTorch trainer load the
 folder; ndb import reads it back.
 
 With --gguf, export writes one GGUF file (llama architecture, byte-level BPE
-tokenizer) that llama.cpp and the servers built on it load; send it ndb's token
-ids (ndb debug --engine openai --openai-token-ids), since llama.cpp's own
-pre-tokenizers split text differently (docs/interop.md).
+tokenizer) that llama.cpp and the servers built on it load. A tokenizer trained
+with --pretokenizer llama3 is exported as llama.cpp's llama-bpe and tokenizes text
+there as in ndb; for one with ndb's own split (the shipped models) send ndb's token
+ids (ndb debug --engine openai --openai-token-ids), as llama.cpp splits text
+differently (docs/interop.md).
 
 The model is --model, else $NDB_MODEL, else the model embedded in ndb.`,
 	Args: cobra.NoArgs,

@@ -23,14 +23,19 @@ var tokenizerTrainFlags struct {
 	data  string
 	vocab int
 	out   string
+	pre   tokenizer.Pretokenizer
 }
 
 var tokenizerTrainCmd = &cobra.Command{
-	Use:   "train --data DIR|FILE --vocab N --out FILE",
+	Use:   "train --data DIR|FILE --vocab N --out FILE [--pretokenizer ndb|llama3]",
 	Short: "Train a tokenizer on `ndb gen` shards (.jsonl with a text field) or .txt files",
 	Long: `Train learns byte-level BPE merges until the vocabulary (256 bytes, merges and
 the special tokens of docs/format.md) has N tokens, or no pair of tokens occurs twice.
-DIR is searched for .jsonl, .jsonl.gz and .txt files; a FILE is read as one of those.`,
+DIR is searched for .jsonl, .jsonl.gz and .txt files; a FILE is read as one of those.
+
+--pretokenizer chooses how text is split into pieces before merging: ndb (the default:
+identifiers, indentation with its line break) or llama3 (Llama 3's regex, which llama.cpp
+implements: a GGUF export then tokenizes text in llama.cpp as ndb does; docs/tokenizer.md).`,
 	Args: cobra.NoArgs,
 	RunE: func(cmd *cobra.Command, _ []string) error {
 		f := tokenizerTrainFlags
@@ -54,7 +59,7 @@ DIR is searched for .jsonl, .jsonl.gz and .txt files; a FILE is read as one of t
 			}
 		}
 		start := time.Now()
-		tok, err := tokenizer.Train(counted, f.vocab, tokenizer.SpecialTokens)
+		tok, err := tokenizer.TrainWith(counted, f.vocab, tokenizer.SpecialTokens, f.pre)
 		if readErr != nil {
 			return readErr
 		}
@@ -65,8 +70,8 @@ DIR is searched for .jsonl, .jsonl.gz and .txt files; a FILE is read as one of t
 		if err := tok.Save(f.out); err != nil {
 			return err
 		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "trained on %d texts (%.1f MB) from %d files in %.2fs (%.1f MB/s): %d tokens (%d merges, %d special) -> %s\n",
-			texts, float64(size)/1e6, len(files), secs, float64(size)/1e6/secs, tok.VocabSize(), tok.NumMerges(), len(tok.Specials()), f.out)
+		fmt.Fprintf(cmd.ErrOrStderr(), "trained on %d texts (%.1f MB) from %d files in %.2fs (%.1f MB/s): %d tokens (%d merges, %d special), pre-tokenizer %s -> %s\n",
+			texts, float64(size)/1e6, len(files), secs, float64(size)/1e6/secs, tok.VocabSize(), tok.NumMerges(), len(tok.Specials()), tok.Pretokenizer(), f.out)
 		if tok.VocabSize() < f.vocab {
 			fmt.Fprintf(cmd.ErrOrStderr(), "note: the corpus had no more pairs occurring %d times; the vocabulary is smaller than %d\n", tokenizer.MinPairCount, f.vocab)
 		}
@@ -114,6 +119,9 @@ With --json it prints the ids as one JSON array.`,
 	},
 }
 
+// pretokenizerChoices documents --pretokenizer of tokenizer train and train.
+const pretokenizerChoices = "ndb (splits code into identifiers, numbers, indentation) or llama3 (llama.cpp's llama-bpe, for GGUF exports)"
+
 // loadTokenizer reads a tokenizer file, or the tokenizer inside a model file.
 func loadTokenizer(path string) (*tokenizer.Tokenizer, error) {
 	if path == "" {
@@ -144,6 +152,7 @@ func init() {
 	tf.StringVar(&tokenizerTrainFlags.data, "data", "", "`PATH`: a folder of ndb gen shards, or one .jsonl/.txt file")
 	tf.IntVar(&tokenizerTrainFlags.vocab, "vocab", 4096, "vocabulary size, bytes and special tokens included")
 	tf.StringVar(&tokenizerTrainFlags.out, "out", "", "tokenizer file to write (JSON)")
+	tf.TextVar(&tokenizerTrainFlags.pre, "pretokenizer", tokenizer.PretokenizerNDB, "`NAME` of the pre-tokenizer: "+pretokenizerChoices)
 	ef := tokenizerEncodeCmd.Flags()
 	ef.StringVar(&tokenizerEncodeFlags.tokenizer, "tokenizer", "", "tokenizer file or model file")
 	ef.BoolVar(&tokenizerEncodeFlags.json, "json", false, "print the ids as a JSON array")

@@ -26,6 +26,7 @@ var trainFlags struct {
 	resume                     bool
 	init, tokenizer            string
 	vocab                      int
+	pre                        tokenizer.Pretokenizer
 	quiet                      bool
 	stopAt                     int
 	opt                        train.Options
@@ -39,8 +40,9 @@ or a directory written by ` + "`ndb pack`" + `) and writes MODEL: config, tokeni
 training state, saved every --save-every steps and at the end.
 
 Without --tokenizer (or --init/--resume), a --vocab-token BPE is trained on the training
-programs first. Shards are packed into MODEL.data/ (reused while shards and tokenizer are
-unchanged); 5% of the functions (program_id less its input number), chosen by hash, are
+programs first, with the --pretokenizer split (ndb's, or llama3 for a GGUF export that
+llama.cpp tokenizes as ndb does). Shards are packed into MODEL.data/ (reused while shards
+and tokenizer are unchanged); 5% of the functions (program_id less its input number), chosen by hash, are
 held out and give the validation loss every --eval-every steps. Batches are windows of --seq+1 tokens at offsets
 drawn by SplitMix64 from --seed and the step (docs/training.md), so --resume continues a
 run exactly: the same losses as a run that was never stopped.
@@ -71,7 +73,7 @@ func runTrain(cmd *cobra.Command, _ []string) error {
 	job := train.Job{
 		DataDir: f.data, Out: f.out, PackDir: f.packDir, Config: f.config, Options: f.opt,
 		Time: f.dur, StepsSet: fl.Changed("steps"), Resume: f.resume, Init: f.init,
-		Tokenizer: f.tokenizer, Vocab: f.vocab, StopAt: f.stopAt,
+		Tokenizer: f.tokenizer, Vocab: f.vocab, Pretokenizer: f.pre, StopAt: f.stopAt,
 		Logf: func(format string, args ...any) { fmt.Fprintf(os.Stderr, "ndb train: "+format+"\n", args...) },
 	}
 	job.Options.Steps = f.steps
@@ -81,6 +83,9 @@ func runTrain(cmd *cobra.Command, _ []string) error {
 			return fmt.Errorf("train: --tokens: %w", err)
 		}
 		job.Tokens = n
+	}
+	if fl.Changed("pretokenizer") && (f.tokenizer != "" || f.init != "" || f.resume) {
+		return fmt.Errorf("train: --pretokenizer is for a tokenizer trained here; the one of --tokenizer, --init or --resume keeps its own")
 	}
 	if n := countSet(fl.Changed("steps"), f.tokens != "", f.dur > 0); n > 1 {
 		return fmt.Errorf("train: give one of --steps, --tokens, --time")
@@ -205,6 +210,7 @@ func init() {
 	fl.StringVar(&f.init, "init", "", "start from this model's weights (fresh optimizer and schedule)")
 	fl.StringVar(&f.tokenizer, "tokenizer", "", "tokenizer file (default: train one on the data)")
 	fl.IntVar(&f.vocab, "vocab", train.DefaultVocab, "vocabulary of a tokenizer trained here")
+	fl.TextVar(&f.pre, "pretokenizer", tokenizer.PretokenizerNDB, "`NAME` of the pre-tokenizer of a tokenizer trained here: "+pretokenizerChoices)
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar")
 	fl.IntVar(&f.stopAt, "stop-at", 0, "stop after this step with a checkpoint (for trying --resume)")
 	f.opt.Beta1, f.opt.Beta2, f.opt.Eps = d.Beta1, d.Beta2, d.Eps

@@ -20,7 +20,8 @@ import (
 // GGUF export: the model as one llama.cpp file (GGUF version 3), the way
 // llama.cpp's convert_hf_to_gguf.py writes an HF Llama folder: architecture
 // "llama", tensors under llama.cpp's names with q_proj and k_proj rows
-// permuted, and the byte-level BPE tokenizer as tokenizer.ggml.* ("gpt2").
+// permuted, and the byte-level BPE tokenizer as tokenizer.ggml.* ("gpt2",
+// pre-tokenizer GGUFPreTokenizerOf).
 // llama.cpp then computes ndb's network (docs/interop.md, "GGUF for llama.cpp").
 
 // GGUF value types (gguf.h's gguf_type).
@@ -62,20 +63,37 @@ const (
 	GGUFAlignment = 32 // general.alignment's default: tensor data offsets are multiples of it
 )
 
-// GGUFPreTokenizer is tokenizer.ggml.pre. llama.cpp refuses names it does
-// not know and runs a fixed regex per name; none is tokenizer.PretokenizePattern
-// (identifiers with '_' and digits, indentation joined to its newline), so
-// no name makes llama.cpp split text as ndb does. "gpt-2" comes closest:
-// on 20 MBPP trajectories llama.cpp reproduced 91.7% of ndb's tokens with it
-// (llama-bpe 89.3%, deepseek-coder 86.3%, default 12.9%; docs/interop.md) but
-// no trajectory whole. Token ids sent to llama.cpp (openai.Config.TokenIDs)
+// GGUFPreTokenizer is tokenizer.ggml.pre for a tokenizer with ndb's
+// pre-tokenizer. llama.cpp refuses names it does not know and runs a fixed
+// regex per name; none is tokenizer.PretokenizePattern (identifiers with '_'
+// and digits, indentation joined to its newline), so no name makes
+// llama.cpp split text as ndb does. "gpt-2" comes closest: on 20 MBPP
+// trajectories llama.cpp reproduced 91.7% of ndb's tokens with it (llama-bpe
+// 89.3%, deepseek-coder 86.3%, default 12.9%; docs/interop.md) but no
+// trajectory whole. Token ids sent to llama.cpp (openai.Config.TokenIDs)
 // bypass it.
 const GGUFPreTokenizer = "gpt-2"
+
+// GGUFLlama3PreTokenizer is tokenizer.ggml.pre for a tokenizer trained with
+// tokenizer.PretokenizerLlama3: llama.cpp's "llama-bpe" splits text with
+// that regex (its hand-written splitter, which ndb's follows) and takes a
+// piece that is one token as that token, as ndb does with it, so llama.cpp
+// tokenizes text as ndb does.
+const GGUFLlama3PreTokenizer = "llama-bpe"
+
+// GGUFPreTokenizerOf returns tokenizer.ggml.pre for tok: llama-bpe for the
+// llama3 pre-tokenizer, gpt-2 for ndb's.
+func GGUFPreTokenizerOf(tok *tokenizer.Tokenizer) string {
+	if tok.Pretokenizer() == tokenizer.PretokenizerLlama3 {
+		return GGUFLlama3PreTokenizer
+	}
+	return GGUFPreTokenizer
+}
 
 // GGUFOptions choose the element type and the pre-tokenizer name.
 type GGUFOptions struct {
 	DType DType  // F32 (default when empty), F16 or BF16
-	Pre   string // tokenizer.ggml.pre; "" means GGUFPreTokenizer
+	Pre   string // tokenizer.ggml.pre; "" means GGUFPreTokenizerOf(the model's tokenizer)
 	Name  string // general.name; "" means "ndb"
 }
 
@@ -261,7 +279,7 @@ func WriteGGUF(w io.Writer, m *modelfile.Model, opts GGUFOptions) error {
 		return err
 	}
 	if opts.Pre == "" {
-		opts.Pre = GGUFPreTokenizer
+		opts.Pre = GGUFPreTokenizerOf(m.Tokenizer)
 	}
 	if opts.Name == "" {
 		opts.Name = "ndb"

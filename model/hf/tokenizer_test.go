@@ -24,14 +24,16 @@ var tokenizerTexts = []string{
 	`{"s": "'berry'", "n": "3", "..": ".."}`,
 	"def   f(a_b, _c9, __init__):\n\treturn a_b**2 // _c9 != __init__",
 	"   trailing spaces   ",
+	"don't 'S 'Re 'LL 'ſ x's\n\n    y  \n\t z",
 	"",
 }
 
-// exportTokenizer trains a small tokenizer on tokenizerTexts and exports a
-// model with it, returning the tokenizer and the folder.
-func exportTokenizer(t *testing.T) (*tokenizer.Tokenizer, string) {
+// exportTokenizer trains a small tokenizer with pre-tokenizer pre on
+// tokenizerTexts and exports a model with it, returning the tokenizer and
+// the folder.
+func exportTokenizer(t *testing.T, pre tokenizer.Pretokenizer) (*tokenizer.Tokenizer, string) {
 	t.Helper()
-	tok, err := tokenizer.Train(slices.Values(append(slices.Clone(tokenizerTexts), trajectory, trajectory)), 400, tokenizer.SpecialTokens)
+	tok, err := tokenizer.TrainWith(slices.Values(append(slices.Clone(tokenizerTexts), trajectory, trajectory)), 400, tokenizer.SpecialTokens, pre)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,27 +56,29 @@ func TestTokenizersJS(t *testing.T) {
 	if module == "" {
 		t.Skip("set NDB_TOKENIZERS_JS to the @huggingface/tokenizers package folder")
 	}
-	tok, dir := exportTokenizer(t)
-	textsPath, outPath := filepath.Join(dir, "texts.json"), filepath.Join(dir, "ids.json")
-	data, _ := json.Marshal(tokenizerTexts)
-	os.WriteFile(textsPath, data, 0o644)
-	if msg, err := exec.Command("node", "testdata/tokenizers_js.mjs", module, dir, textsPath, outPath).CombinedOutput(); err != nil {
-		t.Fatalf("tokenizers_js.mjs: %v\n%s", err, msg)
-	}
-	var got []struct {
-		IDs     []int32 `json:"ids"`
-		Decoded string  `json:"decoded"`
-	}
-	data, _ = os.ReadFile(outPath)
-	if err := json.Unmarshal(data, &got); err != nil || len(got) != len(tokenizerTexts) {
-		t.Fatalf("tokenizers_js.mjs output: %v (%d results)", err, len(got))
-	}
-	for i, text := range tokenizerTexts {
-		if want := tok.Encode(text); !slices.Equal(got[i].IDs, want) {
-			t.Errorf("text %q:\n Go              %v\n Tokenizers.js   %v", text, want, got[i].IDs)
+	for _, pre := range []tokenizer.Pretokenizer{tokenizer.PretokenizerNDB, tokenizer.PretokenizerLlama3} {
+		tok, dir := exportTokenizer(t, pre)
+		textsPath, outPath := filepath.Join(dir, "texts.json"), filepath.Join(dir, "ids.json")
+		data, _ := json.Marshal(tokenizerTexts)
+		os.WriteFile(textsPath, data, 0o644)
+		if msg, err := exec.Command("node", "testdata/tokenizers_js.mjs", module, dir, textsPath, outPath).CombinedOutput(); err != nil {
+			t.Fatalf("%v: tokenizers_js.mjs: %v\n%s", pre, err, msg)
 		}
-		if got[i].Decoded != text {
-			t.Errorf("Tokenizers.js decodes %q as %q", text, got[i].Decoded)
+		var got []struct {
+			IDs     []int32 `json:"ids"`
+			Decoded string  `json:"decoded"`
+		}
+		data, _ = os.ReadFile(outPath)
+		if err := json.Unmarshal(data, &got); err != nil || len(got) != len(tokenizerTexts) {
+			t.Fatalf("%v: tokenizers_js.mjs output: %v (%d results)", pre, err, len(got))
+		}
+		for i, text := range tokenizerTexts {
+			if want := tok.Encode(text); !slices.Equal(got[i].IDs, want) {
+				t.Errorf("%v: text %q:\n Go              %v\n Tokenizers.js   %v", pre, text, want, got[i].IDs)
+			}
+			if got[i].Decoded != text {
+				t.Errorf("%v: Tokenizers.js decodes %q as %q", pre, text, got[i].Decoded)
+			}
 		}
 	}
 }
@@ -88,21 +92,23 @@ func TestTokenizerJSONPython(t *testing.T) {
 		t.Skipf("%s is not available: %v", python, err)
 	}
 	texts := tokenizerTexts
-	tok, dir := exportTokenizer(t)
-	tokPath, textsPath, outPath := filepath.Join(dir, "tokenizer.json"), filepath.Join(dir, "texts.json"), filepath.Join(dir, "ids.json")
-	data, _ := json.Marshal(texts)
-	os.WriteFile(textsPath, data, 0o644)
-	if msg, err := exec.Command(python, "testdata/hf_tokenizer.py", tokPath, textsPath, outPath).CombinedOutput(); err != nil {
-		t.Fatalf("hf_tokenizer.py: %v\n%s", err, msg)
-	}
-	var want [][]int32
-	data, _ = os.ReadFile(outPath)
-	if err := json.Unmarshal(data, &want); err != nil || len(want) != len(texts) {
-		t.Fatalf("hf_tokenizer.py output: %v (%d lists)", err, len(want))
-	}
-	for i, text := range texts {
-		if got := tok.Encode(text); !slices.Equal(got, want[i]) {
-			t.Errorf("text %q:\n Go     %v\n Python %v", text, got, want[i])
+	for _, pre := range []tokenizer.Pretokenizer{tokenizer.PretokenizerNDB, tokenizer.PretokenizerLlama3} {
+		tok, dir := exportTokenizer(t, pre)
+		tokPath, textsPath, outPath := filepath.Join(dir, "tokenizer.json"), filepath.Join(dir, "texts.json"), filepath.Join(dir, "ids.json")
+		data, _ := json.Marshal(texts)
+		os.WriteFile(textsPath, data, 0o644)
+		if msg, err := exec.Command(python, "testdata/hf_tokenizer.py", tokPath, textsPath, outPath).CombinedOutput(); err != nil {
+			t.Fatalf("%v: hf_tokenizer.py: %v\n%s", pre, err, msg)
+		}
+		var want [][]int32
+		data, _ = os.ReadFile(outPath)
+		if err := json.Unmarshal(data, &want); err != nil || len(want) != len(texts) {
+			t.Fatalf("%v: hf_tokenizer.py output: %v (%d lists)", pre, err, len(want))
+		}
+		for i, text := range texts {
+			if got := tok.Encode(text); !slices.Equal(got, want[i]) {
+				t.Errorf("%v: text %q:\n Go     %v\n Python %v", pre, text, got, want[i])
+			}
 		}
 	}
 }

@@ -84,20 +84,23 @@ type hfModel struct {
 	EndOfWordSuffix         *string         `json:"end_of_word_suffix"`
 	FuseUnk                 bool            `json:"fuse_unk"`
 	ByteFallback            bool            `json:"byte_fallback"`
+	IgnoreMerges            bool            `json:"ignore_merges,omitempty"`
 	Vocab                   json.RawMessage `json:"vocab"`
 	Merges                  []string        `json:"merges"`
 }
 
 // HFJSON returns the tokenizer as Hugging Face's tokenizer.json: a BPE
-// model over GPT-2's byte-level alphabet, a Split pre-tokenizer with
-// PretokenizePattern followed by ByteLevel (use_regex false), a ByteLevel
-// decoder, and the special tokens as added tokens marked special. The
-// `tokenizers` library then encodes text exactly as Encode does.
+// model over GPT-2's byte-level alphabet, a Split pre-tokenizer with the
+// pre-tokenizer's pattern followed by ByteLevel (use_regex false), a
+// ByteLevel decoder, and the special tokens as added tokens marked special.
+// With PretokenizerLlama3 the model has "ignore_merges": true (a piece that
+// is one token is that token), as Llama 3's tokenizer.json and llama.cpp.
+// The `tokenizers` library then encodes text exactly as Encode does.
 func (t *Tokenizer) HFJSON() ([]byte, error) {
 	pre := map[string]any{
 		"type": "Sequence",
 		"pretokenizers": []any{
-			map[string]any{"type": "Split", "pattern": map[string]string{"Regex": PretokenizePattern}, "behavior": "Isolated", "invert": false},
+			map[string]any{"type": "Split", "pattern": map[string]string{"Regex": t.pre.Pattern()}, "behavior": "Isolated", "invert": false},
 			map[string]any{"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false},
 		},
 	}
@@ -117,7 +120,7 @@ func (t *Tokenizer) HFJSON() ([]byte, error) {
 	for i, m := range t.merges {
 		merges[i] = bytesToHF(t.tokens[m[0]]) + " " + bytesToHF(t.tokens[m[1]])
 	}
-	model, err := json.Marshal(hfModel{Type: "BPE", Vocab: vocab.Bytes(), Merges: merges})
+	model, err := json.Marshal(hfModel{Type: "BPE", IgnoreMerges: pretokenizers[t.pre].ignoreMerges, Vocab: vocab.Bytes(), Merges: merges})
 	if err != nil {
 		return nil, err
 	}
@@ -177,19 +180,27 @@ func FromHFJSON(data []byte) (*Tokenizer, error) {
 		return nil, fmt.Errorf("tokenizer.json: pre_tokenizer: %w", err)
 	}
 	if pre.Type != "Sequence" || len(pre.Pretokenizers) != 2 || pre.Pretokenizers[0].Type != "Split" ||
-		pre.Pretokenizers[0].Pattern["Regex"] != PretokenizePattern || pre.Pretokenizers[1].Type != "ByteLevel" {
-		return nil, fmt.Errorf("tokenizer.json: pre_tokenizer is not ndb's (Split on PretokenizePattern, then ByteLevel)")
+		pre.Pretokenizers[1].Type != "ByteLevel" {
+		return nil, fmt.Errorf("tokenizer.json: pre_tokenizer is not ndb's (Split on a pattern, then ByteLevel)")
+	}
+	preTok, err := pretokenizerOfPattern(pre.Pretokenizers[0].Pattern["Regex"])
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer.json: the Split %w", err)
 	}
 	var m struct {
-		Type   string            `json:"type"`
-		Vocab  map[string]int32  `json:"vocab"`
-		Merges []json.RawMessage `json:"merges"`
+		Type         string            `json:"type"`
+		IgnoreMerges bool              `json:"ignore_merges"`
+		Vocab        map[string]int32  `json:"vocab"`
+		Merges       []json.RawMessage `json:"merges"`
 	}
 	if err := json.Unmarshal(f.Model, &m); err != nil {
 		return nil, fmt.Errorf("tokenizer.json: model: %w", err)
 	}
 	if m.Type != "BPE" {
 		return nil, fmt.Errorf("tokenizer.json: model type %q, want BPE", m.Type)
+	}
+	if want := pretokenizers[preTok].ignoreMerges; m.IgnoreMerges != want {
+		return nil, fmt.Errorf("tokenizer.json: model ignore_merges is %v, ndb's %s pre-tokenizer encodes with %v", m.IgnoreMerges, preTok, want)
 	}
 	merges := make([][2]int32, len(m.Merges))
 	for i, raw := range m.Merges {
@@ -218,7 +229,7 @@ func FromHFJSON(data []byte) (*Tokenizer, error) {
 	for i, a := range f.AddedTokens {
 		specials[i] = a.Content
 	}
-	t, err := build(merges, specials)
+	t, err := build(merges, specials, preTok)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer.json: %w", err)
 	}

@@ -15,9 +15,9 @@ const (
 	FileVersion = 1
 )
 
-// fileJSON is ndb's tokenizer file: the merges as id pairs (ids as described
-// in the package doc) and the special tokens. Token texts are derived from
-// the merges, so they cannot disagree with them.
+// fileJSON is ndb's tokenizer file: the pre-tokenizer's pattern, the merges
+// as id pairs (ids as described in the package doc) and the special tokens.
+// Token texts are derived from the merges, so they cannot disagree with them.
 type fileJSON struct {
 	Format       string     `json:"format"`
 	Version      int        `json:"version"`
@@ -32,7 +32,7 @@ func (t *Tokenizer) MarshalJSON() ([]byte, error) {
 	if merges == nil {
 		merges = [][2]int32{}
 	}
-	return json.Marshal(fileJSON{FileFormat, FileVersion, PretokenizePattern, t.specials, merges})
+	return json.Marshal(fileJSON{FileFormat, FileVersion, t.pre.Pattern(), t.specials, merges})
 }
 
 // Parse reads a tokenizer written by MarshalJSON.
@@ -48,10 +48,12 @@ func Parse(data []byte) (*Tokenizer, error) {
 		return nil, fmt.Errorf("tokenizer: format %q, want %q", f.Format, FileFormat)
 	case f.Version != FileVersion:
 		return nil, fmt.Errorf("tokenizer: file version %d, this ndb reads version %d", f.Version, FileVersion)
-	case f.Pretokenizer != PretokenizePattern:
-		return nil, fmt.Errorf("tokenizer: file uses pre-tokenizer %q, this ndb has %q", f.Pretokenizer, PretokenizePattern)
 	}
-	return build(f.Merges, f.Specials)
+	pre, err := pretokenizerOfPattern(f.Pretokenizer)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: the file's %w", err)
+	}
+	return build(f.Merges, f.Specials, pre)
 }
 
 // Save writes the tokenizer to path (temp file + rename).

@@ -1,9 +1,96 @@
 package tokenizer
 
 import (
+	"fmt"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
+
+// Pretokenizer names how text is split into pieces before the merges (no
+// merge crosses two pieces). A tokenizer keeps the one it was trained with,
+// and its files store the pattern.
+type Pretokenizer uint8
+
+const (
+	// PretokenizerNDB is ndb's split for code, PretokenizePattern (the default).
+	PretokenizerNDB Pretokenizer = iota
+	// PretokenizerLlama3 is Llama 3's split, Llama3Pattern, which llama.cpp
+	// implements as its pre-tokenizer "llama-bpe": a GGUF export of a
+	// tokenizer trained with it tokenizes text in llama.cpp as Encode does.
+	PretokenizerLlama3
+)
+
+// pretokenizers describes each Pretokenizer: its name (the CLI's), its
+// pattern (stored in tokenizer files), the scanner that implements it, and
+// whether encoding takes a piece that is one token as that token without
+// merging ("ignore_merges" in tokenizer.json; llama.cpp does so for
+// llama-bpe). For a trained tokenizer that changes nothing (a token's text
+// merges to the token), only for hand-made merges.
+var pretokenizers = [...]struct {
+	name, pattern string
+	split         func(s string, emit func(piece string))
+	ignoreMerges  bool
+}{
+	PretokenizerNDB:    {"ndb", PretokenizePattern, splitPretokens, false},
+	PretokenizerLlama3: {"llama3", Llama3Pattern, splitLlama3, true},
+}
+
+// String returns the pre-tokenizer's name: "ndb" or "llama3".
+func (p Pretokenizer) String() string {
+	if int(p) < len(pretokenizers) {
+		return pretokenizers[p].name
+	}
+	return fmt.Sprintf("Pretokenizer(%d)", p)
+}
+
+// Pattern returns the regular expression the pre-tokenizer implements.
+func (p Pretokenizer) Pattern() string { return pretokenizers[p].pattern }
+
+// PretokenizerNames lists the names ParsePretokenizer accepts.
+func PretokenizerNames() []string {
+	names := make([]string, len(pretokenizers))
+	for i, p := range pretokenizers {
+		names[i] = p.name
+	}
+	return names
+}
+
+// ParsePretokenizer returns the pre-tokenizer called name ("ndb", "llama3").
+func ParsePretokenizer(name string) (Pretokenizer, error) {
+	for i, p := range pretokenizers {
+		if p.name == name {
+			return Pretokenizer(i), nil
+		}
+	}
+	return 0, fmt.Errorf("tokenizer: unknown pre-tokenizer %q (want %s)", name, strings.Join(PretokenizerNames(), " or "))
+}
+
+// MarshalText returns the name, so a Pretokenizer can be a flag's value.
+func (p Pretokenizer) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// UnmarshalText sets p to the pre-tokenizer named text (ParsePretokenizer).
+func (p *Pretokenizer) UnmarshalText(text []byte) error {
+	q, err := ParsePretokenizer(string(text))
+	if err == nil {
+		*p = q
+	}
+	return err
+}
+
+// pretokenizerOfPattern returns the pre-tokenizer whose pattern is pattern.
+func pretokenizerOfPattern(pattern string) (Pretokenizer, error) {
+	for i, p := range pretokenizers {
+		if p.pattern == pattern {
+			return Pretokenizer(i), nil
+		}
+	}
+	known := make([]string, len(pretokenizers))
+	for i, p := range pretokenizers {
+		known[i] = fmt.Sprintf("%q (%s)", p.pattern, p.name)
+	}
+	return 0, fmt.Errorf("pre-tokenizer %q is not one this ndb implements: %s", pattern, strings.Join(known, ", "))
+}
 
 // PretokenizePattern is the regular expression (Oniguruma syntax, as Hugging
 // Face's `tokenizers` runs it in a Split pre-tokenizer with behavior

@@ -4,8 +4,9 @@
 //
 // Ids: 0..255 are the raw bytes (id = byte value), then one id per distinct
 // merged token in merge order, then the special tokens. Text is split on the
-// special tokens first, then into pieces by PretokenizePattern; merges apply
-// inside a piece, lowest rank first, as Hugging Face's BPE model does.
+// special tokens first, then into pieces by the tokenizer's Pretokenizer
+// (ndb's PretokenizePattern unless trained with another); merges apply inside
+// a piece, lowest rank first, as Hugging Face's BPE model does.
 // Any byte string, valid UTF-8 or not, round-trips: Decode(Encode(s)) == s.
 package tokenizer
 
@@ -27,6 +28,12 @@ type Tokenizer struct {
 	firstSpecialByte [256]bool          // bytes a special token can start with
 	trie             []trieNode         // the specials' texts; node 0 is the root
 	specialBase      int32
+	pre              Pretokenizer
+	split            func(s string, emit func(piece string)) // pre's scanner
+	// whole maps the text of each byte or merged token to its id when pre
+	// ignores merges for a piece that is one token (see pretokenizers); nil
+	// otherwise.
+	whole map[string]int32
 
 	mu    sync.RWMutex
 	cache map[string][]int32 // piece -> ids
@@ -43,13 +50,19 @@ const maxCacheEntries = 1 << 18
 func pairKey(a, b int32) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b)) }
 
 // build makes a Tokenizer from its merges (pairs of ids, each id earlier than
-// its merge) and special tokens. A merge whose text already is a token reuses
-// that token's id, as Hugging Face's trainer does, so token texts are unique.
-func build(merges [][2]int32, specials []string) (*Tokenizer, error) {
+// its merge), special tokens and pre-tokenizer. A merge whose text already is
+// a token reuses that token's id, as Hugging Face's trainer does, so token
+// texts are unique.
+func build(merges [][2]int32, specials []string, pre Pretokenizer) (*Tokenizer, error) {
+	if int(pre) >= len(pretokenizers) {
+		return nil, fmt.Errorf("tokenizer: unknown pre-tokenizer %d", pre)
+	}
 	t := &Tokenizer{
 		merges: merges,
 		ranks:  make(map[uint64]mergeTo, len(merges)),
 		tokens: make([]string, 256, 256+len(merges)+len(specials)),
+		pre:    pre,
+		split:  pretokenizers[pre].split,
 		cache:  make(map[string][]int32),
 	}
 	byText := make(map[string]int32, 256+len(merges))
@@ -75,11 +88,17 @@ func build(merges [][2]int32, specials []string) (*Tokenizer, error) {
 		}
 		t.ranks[key] = mergeTo{rank: int32(rank), id: id}
 	}
+	if pretokenizers[pre].ignoreMerges {
+		t.whole = byText
+	}
 	if err := t.setSpecials(specials); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
+
+// Pretokenizer returns the pre-tokenizer the tokenizer splits text with.
+func (t *Tokenizer) Pretokenizer() Pretokenizer { return t.pre }
 
 func (t *Tokenizer) setSpecials(specials []string) error {
 	t.specialBase = int32(len(t.tokens))
@@ -169,7 +188,7 @@ func (t *Tokenizer) Encode(s string) []int32 {
 			ids = append(ids, special)
 			return
 		}
-		splitPretokens(text, func(piece string) { ids = append(ids, t.encodePiece(piece)...) })
+		t.split(text, func(piece string) { ids = append(ids, t.encodePiece(piece)...) })
 	})
 	return ids
 }
@@ -178,7 +197,7 @@ func (t *Tokenizer) Encode(s string) []int32 {
 // encoded as their bytes, not as special ids.
 func (t *Tokenizer) EncodeOrdinary(s string) []int32 {
 	ids := make([]int32, 0, len(s)/3+1)
-	splitPretokens(s, func(piece string) { ids = append(ids, t.encodePiece(piece)...) })
+	t.split(s, func(piece string) { ids = append(ids, t.encodePiece(piece)...) })
 	return ids
 }
 
@@ -260,7 +279,11 @@ func (t *Tokenizer) encodePiece(piece string) []int32 {
 	if ok {
 		return ids
 	}
-	ids = t.mergePiece(piece)
+	if id, ok := t.whole[piece]; ok {
+		ids = []int32{id}
+	} else {
+		ids = t.mergePiece(piece)
+	}
 	t.mu.Lock()
 	if len(t.cache) >= maxCacheEntries {
 		clear(t.cache)

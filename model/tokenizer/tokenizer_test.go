@@ -435,6 +435,9 @@ func FuzzParse(f *testing.F) {
 	hf, _ := tok.HFJSON()
 	f.Add(own)
 	f.Add(hf)
+	l3 := trainedLlama3(f, 300)
+	f.Add(must(l3.MarshalJSON()))
+	f.Add(must(l3.HFJSON()))
 	f.Add([]byte(`{"format":"ndb-bpe","version":1,"merges":[[0,0],[256,256]],"specials":["<|x|>"]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, parse := range []func([]byte) (*Tokenizer, error){Parse, FromHFJSON} {

@@ -18,17 +18,24 @@ const MinPairCount = 2
 // tokens and specials) holds vocabSize tokens, or no pair occurs at least
 // MinPairCount times. Special tokens in the texts are cut out first, so no
 // merge crosses or enters them. The result depends only on the texts'
-// content and order-free counts: training is deterministic.
+// content and order-free counts: training is deterministic. Text is split
+// with ndb's pre-tokenizer (PretokenizerNDB); TrainWith chooses another.
 //
 // Counting is parallel; merging updates pair counts incrementally (only the
 // words that hold the merged pair are touched), so tens of MB train in
 // seconds.
 func Train(texts iter.Seq[string], vocabSize int, specials []string) (*Tokenizer, error) {
+	return TrainWith(texts, vocabSize, specials, PretokenizerNDB)
+}
+
+// TrainWith is Train with the pre-tokenizer pre: the pieces counted and
+// merged are pre's, and the tokenizer encodes with pre.
+func TrainWith(texts iter.Seq[string], vocabSize int, specials []string, pre Pretokenizer) (*Tokenizer, error) {
 	if vocabSize < 256+len(specials) {
 		return nil, fmt.Errorf("tokenizer: vocab size %d is below the %d bytes and specials", vocabSize, 256+len(specials))
 	}
 	// Specials only, to split the training text on them.
-	splitter, err := build(nil, specials)
+	splitter, err := build(nil, specials, pre)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +53,7 @@ func Train(texts iter.Seq[string], vocabSize int, specials []string) (*Tokenizer
 	}
 	sort.Slice(words, func(i, j int) bool { return words[i].text < words[j].text })
 	merges := learnMerges(words, vocabSize-256-len(specials))
-	return build(merges, specials)
+	return build(merges, specials, pre)
 }
 
 type trainWord struct {
@@ -70,7 +77,7 @@ func countPieces(texts iter.Seq[string], splitter *Tokenizer) map[string]int64 {
 				for _, text := range batch {
 					splitter.splitSpecials(text, func(plain string, special int32) {
 						if special < 0 {
-							splitPretokens(plain, func(piece string) { local[piece]++ })
+							splitter.split(plain, func(piece string) { local[piece]++ })
 						}
 					})
 				}

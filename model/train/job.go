@@ -38,9 +38,12 @@ type Job struct {
 	Init      string        // start from this model's weights (new optimizer and schedule)
 	Tokenizer string        // tokenizer file (default: Init's, or trained on the data)
 	Vocab     int           // size of a trained tokenizer (default DefaultVocab)
-	StopAt    int           // if > 0: stop (with a checkpoint) after this step, as if interrupted
-	Progress  io.Writer     // progress bar (nil: none)
-	Logf      func(format string, args ...any)
+	// Pretokenizer of a trained tokenizer (default ndb's; llama3 for a GGUF
+	// export that llama.cpp tokenizes as ndb does).
+	Pretokenizer tokenizer.Pretokenizer
+	StopAt       int       // if > 0: stop (with a checkpoint) after this step, as if interrupted
+	Progress     io.Writer // progress bar (nil: none)
+	Logf         func(format string, args ...any)
 }
 
 // Result says what a job did.
@@ -136,8 +139,8 @@ func Train(ctx context.Context, job Job) (*Result, error) {
 		if vocab == 0 {
 			vocab = DefaultVocab
 		}
-		logf("training a %d-token tokenizer on the training programs of %s", vocab, job.DataDir)
-		t, err := tokenizer.Train(trainingTexts(job.DataDir, job.Options), vocab, tokenizer.SpecialTokens)
+		logf("training a %d-token tokenizer (pre-tokenizer %s) on the training programs of %s", vocab, job.Pretokenizer, job.DataDir)
+		t, err := tokenizer.TrainWith(trainingTexts(job.DataDir, job.Options), vocab, tokenizer.SpecialTokens, job.Pretokenizer)
 		if err != nil {
 			return nil, fmt.Errorf("train: tokenizer: %w", err)
 		}

@@ -3,7 +3,8 @@
 Reads the tokenizer.json that ndb exports and encodes texts as Hugging Face's
 `tokenizers` would: split on the added (special) tokens, leftmost-longest;
 split the rest with the Split pre-tokenizer's regex; map bytes to GPT-2's
-byte-level alphabet; apply the BPE merges by rank. The regex is translated
+byte-level alphabet; apply the BPE merges by rank (a piece that is one token
+is that token when the model has ignore_merges). The regex is translated
 from Oniguruma's \\p{L}, \\p{N} and \\s to Python `re` classes built from
 unicodedata, so it shares no code with ndb's hand-written scanner.
 
@@ -96,6 +97,7 @@ class Tokenizer:
         model = tj["model"]
         assert model["type"] == "BPE"
         self.vocab = model["vocab"]
+        self.ignore_merges = model.get("ignore_merges", False)
         self.ranks = {}
         for rank, m in enumerate(model["merges"]):
             a, b = m.split(" ") if isinstance(m, str) else m
@@ -129,6 +131,8 @@ class Tokenizer:
         if piece in self.cache:
             return self.cache[piece]
         symbols = [self.byte_map[b] for b in piece.encode("utf-8")]
+        if self.ignore_merges and "".join(symbols) in self.vocab:
+            symbols = ["".join(symbols)]
         while len(symbols) > 1:
             best = min(range(len(symbols) - 1), key=lambda i: (self.ranks.get((symbols[i], symbols[i + 1]), 1 << 60), i))
             if (symbols[best], symbols[best + 1]) not in self.ranks:
