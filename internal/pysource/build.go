@@ -166,6 +166,9 @@ func (b *builder) header(toks []token, head int, owner *Scope, l logical) *Scope
 			s.Params = b.params(rest[1:j], owner, true)
 		} else {
 			b.walk(rest[1:j], owner, true) // bases and keywords
+			// a base's metaclass may put names in the body's namespace
+			// (__prepare__: an Enum's body holds _generate_next_value_)
+			s.open = j > 1
 		}
 		if j < len(rest) {
 			b.walk(rest[j+1:], owner, false) // a return annotation

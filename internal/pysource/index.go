@@ -10,6 +10,7 @@ package pysource
 import (
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Kind is the kind of a code object.
@@ -147,6 +148,8 @@ type Index struct {
 	owner    []*Scope   // per logical line: the scope its statement runs in
 	runs     [][]*Scope // per line: the scopes whose line events may fire on it
 	calls    map[*Scope]set
+	flowOnce sync.Once
+	flowG    *flowGraph // NextLines' reading of the statements, built at its first call
 }
 
 // New indexes src.

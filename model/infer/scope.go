@@ -2,6 +2,7 @@ package infer
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 
@@ -201,6 +202,11 @@ func (s *scopeRules) statementLines(j int) []int {
 // rule; nor does the module's own scope seen backwards (its call shows no
 // line).
 func (s *scopeRules) stepScopes(prompt string) map[string]sortedSet {
+	return s.withFlow(s.functionLines(prompt), prompt)
+}
+
+// functionLines is stepScopes' rule of the running function.
+func (s *scopeRules) functionLines(prompt string) map[string]sortedSet {
 	last, k, step, err := lastStep(prompt)
 	switch {
 	case err != nil || step.Action == debugger.Continue:
@@ -265,6 +271,95 @@ func (s *scopeRules) stepScopes(prompt string) map[string]sortedSet {
 	calls = append(calls, lines...)
 	calls.sort()
 	return map[string]sortedSet{format.TokInvLineSep: lines, format.TokInvLineCallSep: lines, format.TokInvCallSep: calls}
+}
+
+// withFlow narrows rule by the control flow of the last frame's line: after
+// step_into or step_over from a line event, a line frame shows a line
+// where that line can go next in its frame (pysource's NextLines); after
+// inv_step_into or inv_step_over from a line, an inverse line frame shows a
+// line that can go to it. Where the text does not place the line (or the
+// rule would leave nothing) the rule stays as it was.
+func (s *scopeRules) withFlow(rule map[string]sortedSet, prompt string) map[string]sortedSet {
+	last, k, step, err := lastStep(prompt)
+	if err != nil {
+		return rule
+	}
+	var toks []string
+	backward := step.Action.Inverse()
+	switch step.Action {
+	case debugger.StepInto, debugger.StepOver:
+		toks = []string{format.TokLineSep}
+	case debugger.InvStepInto, debugger.InvStepOver:
+		toks = []string{format.TokInvLineSep, format.TokInvLineCallSep}
+	default:
+		return rule
+	}
+	f, err := format.ParseFrame(last[:k+len(format.TokActionSep)])
+	if err != nil || !backward && f.Kind != format.Line || backward && f.Kind != format.InvLine && f.Kind != format.InvLineCall {
+		return rule
+	}
+	flow := s.flowLines(f.Src, backward)
+	if len(flow) == 0 {
+		return rule
+	}
+	out := maps.Clone(rule)
+	if out == nil {
+		out = map[string]sortedSet{}
+	}
+	for _, tok := range toks {
+		allowed := flow
+		if cur, ok := out[tok]; ok {
+			allowed = nil
+			for _, l := range cur {
+				if flow.contains(l) {
+					allowed = append(allowed, l)
+				}
+			}
+		}
+		if len(allowed) > 0 {
+			out[tok] = allowed
+		}
+	}
+	return out
+}
+
+// flowLines are the texts of the lines a line event on a line of text src
+// can go to next (backward: come from) in its frame, nil where the text
+// does not place it.
+func (s *scopeRules) flowLines(src string, backward bool) sortedSet {
+	at := map[int]bool{}
+	for j, l := range s.lines {
+		if l == src {
+			at[j+1] = true
+		}
+	}
+	if len(at) == 0 {
+		return nil
+	}
+	var out sortedSet
+	if !backward {
+		for n := range at {
+			next := s.ix.NextLines(n)
+			if next == nil {
+				return nil
+			}
+			for _, m := range next {
+				out = append(out, s.ix.Line(m))
+			}
+		}
+	} else {
+		// the line itself too: a line that made a call is in the inverse
+		// tree twice, its copy (inv_line_call) right after the line
+		out = append(out, src)
+		for m := 1; m <= len(s.lines); m++ {
+			if slices.ContainsFunc(s.ix.NextLines(m), func(n int) bool { return at[n] }) {
+				out = append(out, s.ix.Line(m))
+			}
+		}
+	}
+	out = slices.DeleteFunc(out, func(l string) bool { return !executable(l) })
+	out.sort()
+	return out
 }
 
 // lastStep splits a prompt's last frame and action: last is the frame's

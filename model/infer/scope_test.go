@@ -110,7 +110,7 @@ func TestProgramScopes(t *testing.T) {
 		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    not a line<|action_sep|>`, format.TokStepOver), nil},
 		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    return inner<|action_sep|>`, format.TokInvStepOver), nil}, // a forward frame, an inverse action
 	} {
-		got := s.stepScopes(tc.prompt)
+		got := s.functionLines(tc.prompt)
 		want := sortedSet(slices.Clone(tc.want))
 		want.sort()
 		for _, tok := range []string{format.TokLineSep, format.TokReturnSep, format.TokExceptionSep} {
@@ -134,7 +134,7 @@ func TestProgramScopes(t *testing.T) {
 		{step(`<|inv_call_sep|><|src_sep|>    def inner(*a):<|arg_sep|>{}<|action_sep|>`, format.TokInvStepCall), nil, nil},
 		{step(`<|inv_line_sep|><|src_sep|>    return inner<|arg_sep|>{}<|action_sep|>`, format.TokStepOver), nil, nil}, // an inverse frame, a forward action
 	} {
-		got := s.stepScopes(tc.prompt)
+		got := s.functionLines(tc.prompt)
 		lines, call := sortedSet(slices.Clone(tc.lines)), sortedSet(slices.Clone(tc.call))
 		lines.sort()
 		call.sort()
@@ -144,6 +144,35 @@ func TestProgramScopes(t *testing.T) {
 		}
 		if got != nil && (got[format.TokInvReturnSep] != nil || got[format.TokInvExceptionSep] != nil) {
 			t.Errorf("prompt ending %q: a callee's return or exception restricted", tc.prompt[len(src):])
+		}
+	}
+
+	// the control flow narrows the line frames of step_into and step_over
+	// from a line (forward) and of inv_step_into and inv_step_over from one
+	// (backward); other kinds and actions keep the function's rule
+	for _, tc := range []struct {
+		prompt string
+		tok    string
+		want   []string // nil: no rule for tok
+	}{
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>        s = '''text<|action_sep|>`, format.TokStepOver), format.TokLineSep,
+			[]string{"        s = '''text", "def not_a_def():", "'''", "        return f(*a,", "  1)"}}, // its own lines, then the return
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>        s = '''text<|action_sep|>`, format.TokStepOver), format.TokReturnSep, block1},
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>def deco(f):  # (<|action_sep|>`, format.TokStepInto), format.TokLineSep,
+			[]string{"class K:"}}, // over the def's body
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    return inner<|action_sep|>`, format.TokStepOver), format.TokLineSep,
+			[]string{"    @functools.wraps(f)", "    def inner(*a):", "    return inner"}}, // no line can follow: the function's rule stays
+		{step(`<|inv_line_sep|><|src_sep|>y = K().m()  # def z():<|arg_sep|>{}<|action_sep|>`, format.TokInvStepOver), format.TokInvLineSep,
+			[]string{"class K:", "y = K().m()  # def z():"}}, // the module backwards: only the flow's rule
+		{step(`<|inv_line_sep|><|src_sep|>y = K().m()  # def z():<|arg_sep|>{}<|action_sep|>`, format.TokInvStepOver), format.TokInvCallSep, nil},
+		{step(`<|inv_line_sep|><|src_sep|>    return inner<|arg_sep|>{}<|action_sep|>`, format.TokInvStepInto), format.TokInvLineCallSep,
+			[]string{"    @functools.wraps(f)", "    def inner(*a):", "    return inner"}}, // a statement's own line is always allowed
+		{step(`<|call_sep|><|src_sep|>    def inner(*a):<|arg_sep|>{}<|action_sep|>`, format.TokStepInto), format.TokLineSep, block1}, // from a call: the function's rule
+	} {
+		want := sortedSet(slices.Clone(tc.want))
+		want.sort()
+		if got := s.stepScopes(tc.prompt)[tc.tok]; !slices.Equal(got, want) {
+			t.Errorf("prompt ending %q: %s allows %q, want %q", tc.prompt[len(src):], tc.tok, got, want)
 		}
 	}
 
@@ -161,6 +190,13 @@ func TestProgramScopes(t *testing.T) {
 	} {
 		if got := r.linesFor(tc.frame).contains(tc.frame[strings.LastIndex(tc.frame, format.TokSrcSep)+len(format.TokSrcSep):]); got != tc.ok {
 			t.Errorf("frame %q allowed = %v, want %v", tc.frame, got, tc.ok)
+		}
+	}
+	// and in decoding, stepping over a def at module level goes past its body
+	r = promptRules(step(`<|line_sep|><|arg_sep|>{}<|src_sep|>def deco(f):  # (<|action_sep|>`, format.TokStepOver))
+	for line, ok := range map[string]bool{"class K:": true, "def deco(f):  # (": false, "    def inner(*a):": false, "y = K().m()  # def z():": false} {
+		if got := r.linesFor("<|line_sep|><|arg_sep|>{}<|src_sep|>").contains(line); got != ok {
+			t.Errorf("after n at the def: line %q allowed = %v, want %v", line, got, ok)
 		}
 	}
 }

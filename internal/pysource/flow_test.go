@@ -1,0 +1,147 @@
+package pysource
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestNextLines: where a line event may go next in its frame, over small
+// programs whose 3.11 traces were read line by line (the comments give the
+// trace's order where it surprises: a decorator fires again as it is
+// applied, a with's header again at its exit, `global` and the `else:` and
+// `finally:` lines never). A statement on one line does not come back to
+// itself (empty: the frame returns next); one that spans lines, loops or
+// holds a comprehension may. TestNextLinesHoldOnRealTraces (model/infer)
+// checks the same against the tracer on real files.
+func TestNextLines(t *testing.T) {
+	cases := []struct {
+		name string
+		src  []string
+		want map[int][]int
+	}{{
+		name: "decorators, loops, try, with, class",
+		src: []string{
+			`"""doc"""`, // 1
+			"def dec(f):",
+			"    return f",
+			"@dec", // 4: fires, then 5, then 4 again (the call), 5, then 23
+			"def g(x):",
+			"    global y", // 6: no event
+			"    pass",
+			"    while True:",
+			"        x += 1",
+			"        if x > 2:", // 10
+			"            break",
+			"    try:",
+			"        x = 1",
+			"    finally:",
+			"        x = 2", // 15
+			"    with open('/dev/null') as fh:",
+			"        x = 3", // 17: then 16 again (the exit)
+			"    for i in range(2):",
+			"        x = i",
+			"    else:", // 20
+			"        x = 5",
+			"    return x",
+			"class A:", // 23: the module's line and the class body's first
+			"    z = 1",
+			"y: int", // 25
+			"g(0)",
+		},
+		want: map[int][]int{1: {2}, 2: {4, 5}, 3: {}, 4: {4, 5, 23}, 5: {4, 5, 23}, 6: {7}, 7: {8},
+			8: {8, 9, 12, 13}, 9: {10}, 10: {8, 9, 11}, 11: {12, 13}, 12: {13}, 13: {15},
+			16: {16, 17, 18}, 17: {16, 18}, 18: {18, 19, 21, 22}, 19: {18, 19}, 21: {22}, 22: {},
+			23: {24, 25}, 24: {}, 25: {26}, 26: {}},
+	}, {
+		name: "continue, break, elif, handlers, else, finally, match",
+		src: []string{
+			"def f(xs):",
+			"    total = 0",
+			"    for x in xs:",
+			"        if x < 0:",
+			"            continue", // 5
+			"        elif x == 0:",
+			"            break",
+			"        else:",
+			"            total += x",
+			"    try:", // 10
+			"        total = 1 / total",
+			"    except ZeroDivisionError:",
+			"        total = -1",
+			"    except TypeError:",
+			"        pass", // 15
+			"    else:",
+			"        total += 1",
+			"    finally:",
+			"        xs = None",
+			"    match total:", // 20
+			"        case 1:",
+			"            total = 2",
+			"        case _:",
+			"            pass",
+			"    return total", // 25
+		},
+		want: map[int][]int{3: {3, 4, 10, 11}, 4: {5, 6}, 5: {3, 4}, 6: {7, 9}, 7: {10, 11}, 9: {3, 4},
+			11: {17}, 12: {13, 14, 19}, 13: {19}, 14: {15, 19}, 17: {19}, 19: {20},
+			20: {21, 23, 25}, 21: {22, 23, 25}, 22: {25}, 25: {}},
+	}, {
+		name: "one-line bodies, continuation lines, a jump after a semicolon",
+		src: []string{
+			"def f(n):",
+			"    while n: n -= 1",
+			"    x = (n +",
+			"         1)",
+			"    for i in range(3):", // 5
+			"        x += i; break",
+			"    if x: return x",
+			"    return -x",
+		},
+		want: map[int][]int{2: {2, 3, 4}, 3: {3, 4, 5}, 4: {3, 4, 5}, 6: {7}, 7: {7, 8}},
+	}, {
+		name: "a with crossed by return and by an exception",
+		src: []string{
+			"def f(p):",
+			"    try:",
+			"        with open(p) as fh:",
+			"            return fh.read()",
+			"    except OSError:", // 5
+			"        return None",
+		},
+		want: map[int][]int{3: {3, 4, 5}, 4: {3}}, // a with goes back to itself at its exit (after a body that fires nothing)
+	}, {
+		name: "no rule where the chain cannot be read",
+		src:  []string{"x = 1", "else:", "    y = 2"},
+		want: map[int][]int{1: nil, 3: nil},
+	}}
+	for _, c := range cases {
+		ix := New(strings.Join(c.src, "\n"))
+		for n, want := range c.want {
+			if got := ix.NextLines(n); !slices.Equal(got, want) {
+				t.Errorf("%s: NextLines(%d) (%q) = %v, want %v", c.name, n, ix.Line(n), got, want)
+			}
+		}
+		for _, n := range []int{0, len(c.src) + 1} {
+			if got := ix.NextLines(n); got != nil {
+				t.Errorf("%s: NextLines(%d) out of range = %v", c.name, n, got)
+			}
+		}
+	}
+}
+
+func FuzzNextLines(f *testing.F) {
+	for _, s := range []string{"def f(x):\n    for i in x:\n        if i: break\n    else:\n        return 1\n",
+		"try:\n    x = 1\nexcept* E:\n    pass\nfinally:\n    y = 2\n", "match x:\n    case 1:\n        pass\n", "@d\nclass C:\n    '''d'''\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		ix := New(src)
+		for n := 0; n <= len(ix.Lines)+1; n++ {
+			for _, m := range ix.NextLines(n) {
+				if m < 1 || m > len(ix.Lines) {
+					t.Fatalf("NextLines(%d) names line %d of %d", n, m, len(ix.Lines))
+				}
+			}
+		}
+	})
+}
