@@ -145,3 +145,34 @@ func FuzzNextLines(f *testing.F) {
 		}
 	})
 }
+
+// TestFixedFunctions: a module frame's value of a top-level def's name is
+// that function unless the text may rebind it.
+func TestFixedFunctions(t *testing.T) {
+	src := strings.Join([]string{
+		"import functools",
+		"def kept(x): return x", // called, passed on, read
+		"def passed(): pass",    // passed as an argument with a comma after it: may be a target
+		"@functools.cache",
+		"def decorated(): pass", // a decorator's value
+		"def rebound(): pass",
+		"rebound = 3",
+		"def twice(): pass",
+		"def twice(): pass",
+		"if True:",
+		"    def later(): pass",
+		"def later(): pass", // also bound in the if above
+		"class C:",
+		"    def kept(self): pass", // a method's name is the class's
+		"def deleted(): pass",
+		"del (deleted)",
+		"print(kept(1), kept.__name__, id(kept), passed, 2)",
+	}, "\n")
+	got := New(src).FixedFunctions()
+	if want := []string{"kept"}; !slices.Equal(got, want) {
+		t.Errorf("FixedFunctions = %v, want %v", got, want)
+	}
+	if got := New("from m import *\ndef f(): pass\n").FixedFunctions(); got != nil {
+		t.Errorf("a star import may rebind anything: %v", got)
+	}
+}

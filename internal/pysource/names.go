@@ -1,5 +1,7 @@
 package pysource
 
+import "slices"
+
 // resolve finds every function-like scope's free variables, as CPython's
 // symtable does: a name a scope (or a scope nested in it) reads without
 // binding it, that an enclosing function binds, is free in every function
@@ -124,4 +126,62 @@ func containsName(names []string, n string) bool {
 		}
 	}
 	return false
+}
+
+// FixedFunctions lists the module's functions whose name keeps the function
+// for the whole run once its def has run: a top-level, undecorated def
+// whose name the text uses nowhere else but to call it, read one of its
+// attributes or close a bracket after it (`f(`, `f.`, `f)`), so no
+// statement rebinds or deletes it. A module frame that holds such a name
+// holds that function. Nil for a program that may bind names its text does
+// not show.
+func (ix *Index) FixedFunctions() []string {
+	if ix.Module.open {
+		return nil
+	}
+	defs := map[string]int{} // name -> its def's logical line
+	for k, l := range ix.stmts {
+		if l.indent == 0 && ix.owner[k] == ix.Module {
+			if head := keywordAt(l.toks); head >= 0 && l.toks[head].text == "def" && (k == 0 || ix.stmts[k-1].toks[0].text != "@") {
+				if _, twice := defs[l.toks[head+1].text]; twice {
+					defs[l.toks[head+1].text] = -1
+				} else {
+					defs[l.toks[head+1].text] = k
+				}
+			}
+		}
+	}
+	for k, l := range ix.stmts {
+		for i, t := range l.toks {
+			at, ok := defs[t.text]
+			if !ok || at < 0 || t.kind != tName {
+				continue
+			}
+			before, after := "", ""
+			if i > 0 && l.toks[i-1].kind != tString {
+				before = l.toks[i-1].text
+			}
+			if i+1 < len(l.toks) && l.toks[i+1].kind == tOp {
+				after = l.toks[i+1].text
+			}
+			switch {
+			case before == "def" || before == "class":
+				if k != at && ix.owner[k] == ix.Module { // defined again in the module
+					defs[t.text] = -1
+				} // else its def, or the name of a function's or class's own
+			case before == ".": // another object's attribute
+			case (after == "(" || after == "." || after == ")") && l.toks[0].text != "del":
+			default:
+				defs[t.text] = -1
+			}
+		}
+	}
+	var out []string
+	for name, k := range defs {
+		if k >= 0 {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -5,9 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"ndb/format"
 	"ndb/internal/paths"
 	"ndb/internal/pysource"
 	"ndb/tracer"
@@ -77,5 +79,36 @@ func TestNextLinesHoldOnRealTraces(t *testing.T) {
 	t.Logf("%d programs, %d transitions, %d under a rule", len(programs), transitions, ruled)
 	if ruled < 1000 || ruled < transitions*9/10 {
 		t.Fatalf("only %d of %d transitions checked", ruled, transitions)
+	}
+}
+
+// TestFixedFunctionValues: in a module frame, a top-level function no
+// statement rebinds shows as itself; elsewhere, or for a name the text may
+// rebind, the value stays free.
+func TestFixedFunctionValues(t *testing.T) {
+	src := "def shift(c):\n    return c\n\ndef caesar(s):\n    return ''.join(shift(c) for c in s)\n\nhelper = caesar\nprint(caesar('ab'))\n"
+	step := func(frame, action string) string {
+		return format.TokBeginOfText + format.TokTraceContextStart + src + format.TokFrameSep + frame + action + format.TokFrameSep
+	}
+	for _, tc := range []struct {
+		prompt, answer string
+		ok             bool
+	}{
+		// forward: after n at the module's first def, the line frame is the module's
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>def shift(c):<|action_sep|>`, format.TokStepOver), `<|line_sep|><|arg_sep|>{"shift": "<function shift at 0x0>"`, true},
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>def shift(c):<|action_sep|>`, format.TokStepOver), `<|line_sep|><|arg_sep|>{"shift": "<function sh`, true},
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>def shift(c):<|action_sep|>`, format.TokStepOver), `<|line_sep|><|arg_sep|>{"shift": "<function cache at 0x0>"`, false},
+		// caesar is rebound by nothing but passed to helper = caesar: free
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>def caesar(s):<|action_sep|>`, format.TokStepOver), `<|line_sep|><|arg_sep|>{"caesar": "3"`, true},
+		// backward: the line is written first
+		{step(`<|inv_line_sep|><|src_sep|>print(caesar('ab'))<|arg_sep|>{}<|action_sep|>`, format.TokInvStepOver), `<|inv_line_sep|><|src_sep|>helper = caesar<|arg_sep|>{"shift": "1"`, false},
+		// in a function's frame the value is free
+		{step(`<|call_sep|><|src_sep|>def shift(c):<|arg_sep|>{}<|action_sep|>`, format.TokStepInto), `<|line_sep|><|arg_sep|>{"shift": "1"`, true},
+	} {
+		r := promptRules(tc.prompt)
+		json := tc.answer[strings.LastIndex(tc.answer, format.TokArgSep)+len(format.TokArgSep):]
+		if got := r.fixedAllowed(tc.answer, json); got != tc.ok {
+			t.Errorf("after %q: %q allowed = %v, want %v", tc.prompt[len(tc.prompt)-60:], tc.answer, got, tc.ok)
+		}
 	}
 }

@@ -42,7 +42,57 @@ func (p *Predictor) programAllowed(cur string, id int, r *programRules) bool {
 		return strings.HasPrefix(want, json+p.texts[id])
 	case last == format.TokArgSep && !p.tok.IsSpecial(int32(id)):
 		json := cur[strings.LastIndex(cur, format.TokArgSep)+len(format.TokArgSep):]
-		return r.keysAllowed(r.namesFor(cur), json, json+p.texts[id])
+		return r.keysAllowed(r.namesFor(cur), json, json+p.texts[id]) && r.fixedAllowed(cur, json+p.texts[id])
+	}
+	return true
+}
+
+// fixedAllowed checks, in a module frame's LOCALS (json), the values of the
+// module's fixed functions (pysource's FixedFunctions): the tracer shows
+// such a function as <function NAME at 0x0>. A frame is the module's when
+// its line is (an inverse frame writes its line first) or, for a forward
+// line frame (LOCALS first), when every line the rules leave it is.
+func (r *programRules) fixedAllowed(cur, json string) bool {
+	if r == nil || len(r.fixed) == 0 || !r.moduleFrame(cur) {
+		return true
+	}
+	key := ""
+	return objectStrings(json, func(i int, s string, _ int, closed bool) bool {
+		if i%2 == 0 {
+			key = s
+			return true
+		}
+		if !slices.Contains(r.fixed, key) {
+			return true
+		}
+		want := `<function ` + key + ` at 0x0>`
+		return closed && s == want || !closed && strings.HasPrefix(want, s)
+	})
+}
+
+// moduleFrame reports whether the frame text cur is the module's (see
+// fixedAllowed).
+func (r *programRules) moduleFrame(cur string) bool {
+	var lines sortedSet
+	switch {
+	case strings.HasPrefix(cur, format.TokLineSep):
+		lines = r.linesFor(cur)
+	case strings.HasPrefix(cur, format.TokInvLineSep) || strings.HasPrefix(cur, format.TokInvLineCallSep):
+		i, j := strings.Index(cur, format.TokSrcSep), strings.Index(cur, format.TokArgSep)
+		if i < 0 || j < i {
+			return false
+		}
+		lines = sortedSet{cur[i+len(format.TokSrcSep) : j]}
+	default:
+		return false
+	}
+	if len(lines) == 0 {
+		return false
+	}
+	for _, l := range lines {
+		if !r.scopes.moduleOnly(l) {
+			return false
+		}
 	}
 	return true
 }
@@ -72,6 +122,7 @@ type programRules struct {
 	values map[string]string
 	scopes *scopeRules
 	memo   map[string]sortedSet // namesFor and linesFor, per frame head
+	fixed  []string             // the module's functions no statement rebinds (fixedAllowed)
 }
 
 // linesFor is the set a source line of the frame text cur may come from:
@@ -210,6 +261,7 @@ func promptRules(prompt string) *programRules {
 	r.values = r.scopes.returnValues(prompt)
 	r.memo = map[string]sortedSet{}
 	r.names = r.scopes.programNames()
+	r.fixed = r.scopes.ix.FixedFunctions()
 	r.lines.sort()
 	r.calls = append(sortedSet{""}, r.lines...)
 	return &r
@@ -275,6 +327,14 @@ var anyNames = localNames(nil)
 // it stops and returns false when fn does. Text that is not an object has
 // no keys.
 func objectKeys(json string, fn func(key string, end int, closed bool) bool) bool {
+	return objectStrings(json, func(i int, s string, end int, closed bool) bool {
+		return i%2 != 0 || fn(s, end, closed)
+	})
+}
+
+// objectStrings calls fn with each string of a LOCALS object's text, keys
+// (even i) and values (odd i) in turn, as objectKeys does with the keys.
+func objectStrings(json string, fn func(i int, s string, end int, closed bool) bool) bool {
 	if !strings.HasPrefix(json, "{") {
 		return true
 	}
@@ -291,13 +351,13 @@ func objectKeys(json string, fn func(key string, end int, closed bool) bool) boo
 			esc = true
 		case c == '"':
 			in = false
-			if n%2 == 0 && !fn(json[start:j], j, true) {
+			if !fn(n, json[start:j], j, true) {
 				return false
 			}
 		}
 	}
-	if in && n%2 == 0 {
-		return fn(json[start:], len(json), false)
+	if in {
+		return fn(n, json[start:], len(json), false)
 	}
 	return true
 }

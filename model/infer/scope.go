@@ -362,6 +362,21 @@ func (s *scopeRules) flowLines(src string, backward bool) sortedSet {
 	return out
 }
 
+// moduleOnly reports whether every line of text src runs in the module's
+// frame alone (no def or class body shares the text).
+func (s *scopeRules) moduleOnly(src string) bool {
+	found := false
+	for j, l := range s.lines {
+		if l == src {
+			if !slices.Equal(s.member[j], []int{-1}) {
+				return false
+			}
+			found = true
+		}
+	}
+	return found
+}
+
 // lastStep splits a prompt's last frame and action: last is the frame's
 // text and the action's, k where the action's <|action_sep|> starts.
 func lastStep(prompt string) (last string, k int, step format.Step, err error) {
