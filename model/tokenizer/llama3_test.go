@@ -211,7 +211,7 @@ process.stdout.write(JSON.stringify(out));`
 // FuzzSplitLlama3: the pieces are not empty and concatenate to the text,
 // and a llama3 tokenizer's ids decode back to it.
 func FuzzSplitLlama3(f *testing.F) {
-	tok := trainedLlama3(f, 600)
+	tok := trainedWith(f, 600, PretokenizerLlama3)
 	for _, s := range corpus(3, 11) {
 		f.Add(s)
 	}
@@ -238,17 +238,8 @@ func FuzzSplitLlama3(f *testing.F) {
 	})
 }
 
-func trainedLlama3(t testing.TB, vocab int) *Tokenizer {
-	t.Helper()
-	tok, err := TrainWith(slices.Values(corpus(300, 7)), vocab, SpecialTokens, PretokenizerLlama3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
-}
-
 func TestTrainLlama3(t *testing.T) {
-	tok := trainedLlama3(t, 700)
+	tok := trainedWith(t, 700, PretokenizerLlama3)
 	ndb := trained(t, 700)
 	if tok.Pretokenizer() != PretokenizerLlama3 || ndb.Pretokenizer() != PretokenizerNDB {
 		t.Fatalf("pre-tokenizers %v and %v", tok.Pretokenizer(), ndb.Pretokenizer())
@@ -332,7 +323,7 @@ func TestLlama3IgnoresMerges(t *testing.T) {
 	}
 	// A trained tokenizer's tokens merge to themselves, so ignoring merges
 	// changes nothing there.
-	tok := trainedLlama3(t, 1000)
+	tok := trainedWith(t, 1000, PretokenizerLlama3)
 	for id := int32(256); id < tok.specialBase; id++ {
 		if got := tok.mergePiece(tok.tokens[id]); !slices.Equal(got, []int32{id}) {
 			t.Errorf("token %d %q merges to %v", id, tok.tokens[id], got)
@@ -356,7 +347,7 @@ func TestPretokenizerNames(t *testing.T) {
 	if _, err := Parse([]byte(other)); err == nil || !strings.Contains(err.Error(), `"\\s+"`) || !strings.Contains(err.Error(), "(llama3)") {
 		t.Errorf("Parse of another pattern: %v", err)
 	}
-	hf := string(must(trainedLlama3(t, 300).HFJSON()))
+	hf := string(must(trainedWith(t, 300, PretokenizerLlama3).HFJSON()))
 	if _, err := FromHFJSON([]byte(strings.Replace(hf, `"ignore_merges": true,`, "", 1))); err == nil || !strings.Contains(err.Error(), "ignore_merges") {
 		t.Errorf("FromHFJSON of llama3 without ignore_merges: %v", err)
 	}
@@ -366,20 +357,5 @@ func TestPretokenizerNames(t *testing.T) {
 	}
 	if _, err := TrainWith(slices.Values([]string{"x"}), 300, nil, Pretokenizer(9)); err == nil {
 		t.Error("TrainWith accepted an unknown pre-tokenizer")
-	}
-}
-
-func BenchmarkEncodeLlama3(b *testing.B) {
-	tok := trainedLlama3(b, 2048)
-	texts := corpus(2000, 2)
-	size := 0
-	for _, s := range texts {
-		size += len(s)
-	}
-	b.SetBytes(int64(size))
-	for b.Loop() {
-		for _, s := range texts {
-			tok.Encode(s)
-		}
 	}
 }

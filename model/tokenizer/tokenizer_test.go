@@ -37,9 +37,11 @@ func corpus(n int, seed uint64) []string {
 	return out
 }
 
-func trained(t testing.TB, vocab int) *Tokenizer {
+func trained(t testing.TB, vocab int) *Tokenizer { return trainedWith(t, vocab, PretokenizerNDB) }
+
+func trainedWith(t testing.TB, vocab int, pre Pretokenizer) *Tokenizer {
 	t.Helper()
-	tok, err := Train(slices.Values(corpus(300, 7)), vocab, SpecialTokens)
+	tok, err := TrainWith(slices.Values(corpus(300, 7)), vocab, SpecialTokens, pre)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,17 +341,21 @@ func BenchmarkTrain(b *testing.B) {
 }
 
 func BenchmarkEncode(b *testing.B) {
-	tok := trained(b, 2048)
 	texts := corpus(2000, 2)
 	size := 0
 	for _, s := range texts {
 		size += len(s)
 	}
-	b.SetBytes(int64(size))
-	for b.Loop() {
-		for _, s := range texts {
-			tok.Encode(s)
-		}
+	for _, pre := range []Pretokenizer{PretokenizerNDB, PretokenizerLlama3} {
+		b.Run(pre.String(), func(b *testing.B) {
+			tok := trainedWith(b, 2048, pre)
+			b.SetBytes(int64(size))
+			for b.Loop() {
+				for _, s := range texts {
+					tok.Encode(s)
+				}
+			}
+		})
 	}
 }
 
@@ -435,7 +441,7 @@ func FuzzParse(f *testing.F) {
 	hf, _ := tok.HFJSON()
 	f.Add(own)
 	f.Add(hf)
-	l3 := trainedLlama3(f, 300)
+	l3 := trainedWith(f, 300, PretokenizerLlama3)
 	f.Add(must(l3.MarshalJSON()))
 	f.Add(must(l3.HFJSON()))
 	f.Add([]byte(`{"format":"ndb-bpe","version":1,"merges":[[0,0],[256,256]],"specials":["<|x|>"]}`))
