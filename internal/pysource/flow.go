@@ -374,27 +374,22 @@ func (f *flowGraph) lastIn(k int) int {
 	return k
 }
 
-// tokensIn lists the names of the statements on lines first to last that
-// jump: break, continue, return.
-func (f *flowGraph) tokensIn(first, last int) []string {
+// jumpsIn lists the jumps (break, continue, return, raise: hard keywords,
+// which only start a statement) of the statements starting on lines first
+// to last.
+func (f *flowGraph) jumpsIn(first, last int) []string {
 	var out []string
 	for _, l := range f.ix.stmts {
 		if l.first < first || l.first > last {
 			continue
 		}
 		for _, t := range l.toks {
-			if t.kind == tName && (t.text == "break" || t.text == "continue" || t.text == "return") {
+			if t.kind == tName && (t.text == "break" || t.text == "continue" || t.text == "return" || t.text == "raise") {
 				out = append(out, t.text)
 			}
 		}
 	}
 	return out
-}
-
-// isJump: break, continue, return and raise are hard keywords that only
-// start a statement.
-func isJump(t token) bool {
-	return t.kind == tName && (t.text == "break" || t.text == "continue" || t.text == "return" || t.text == "raise")
 }
 
 // ownLines are the lines of statement k a line event may fire on again
@@ -483,16 +478,9 @@ func (f *flowGraph) succ(k int) []int {
 		if b := f.body[k]; len(b) > 0 {
 			last = f.ix.stmts[f.lastIn(b[len(b)-1])].last
 		}
-		for _, t := range f.tokensIn(f.ix.stmts[k].first, last) {
-			switch t {
-			case "break", "continue":
-				out = append(out, f.jumpTargets(k, t)...)
-			case "return":
-				out = append(out, f.crossed(k, -1)...)
-			}
-		}
+		out = append(out, f.jumpsOut(k, f.ix.stmts[k].first, last)...)
 	default: // a simple statement: on to the next one, unless it jumps (added below)
-		if !slices.ContainsFunc(f.ix.stmts[k].toks, isJump) {
+		if first := f.ix.stmts[k].first; len(f.jumpsIn(first, first)) == 0 {
 			out = append(out, f.next(k)...)
 		}
 	}
@@ -500,13 +488,18 @@ func (f *flowGraph) succ(k int) []int {
 		out = append(out, f.after(k)...)
 	}
 	// A jump anywhere on the logical line (`x += 1; break`, `if x: return`).
-	for _, t := range f.ix.stmts[k].toks {
-		if t.kind != tName {
-			continue
-		}
-		switch t.text {
+	first := f.ix.stmts[k].first
+	return append(out, f.jumpsOut(k, first, first)...)
+}
+
+// jumpsOut are where the jumps of the statements starting on lines first
+// to last, in k, may go.
+func (f *flowGraph) jumpsOut(k, first, last int) []int {
+	var out []int
+	for _, j := range f.jumpsIn(first, last) {
+		switch j {
 		case "break", "continue":
-			out = append(out, f.jumpTargets(k, t.text)...)
+			out = append(out, f.jumpTargets(k, j)...)
 		case "return":
 			out = append(out, f.crossed(k, -1)...)
 		}
