@@ -112,3 +112,14 @@ func TestFixedFunctionValues(t *testing.T) {
 		}
 	}
 }
+
+// TestFlowUnread: a program whose flow the text does not give (a clause
+// with no header before it) sets no flow rule either way.
+func TestFlowUnread(t *testing.T) {
+	s := programScopes("x = 1\nelse:\n    y = 2\nz = 3\n")
+	for _, backward := range []bool{false, true} {
+		if got := s.flowLines("z = 3", backward); got != nil {
+			t.Errorf("backward %v: flow lines %q, want none", backward, got)
+		}
+	}
+}

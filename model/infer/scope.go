@@ -337,17 +337,18 @@ func (s *scopeRules) flowLines(src string, backward bool) sortedSet {
 		return nil
 	}
 	var out sortedSet
-	if !backward {
-		for n := range at {
-			next := s.ix.NextLines(n)
-			if next == nil {
-				return nil
-			}
+	for n := range at {
+		next := s.ix.NextLines(n)
+		if next == nil { // the text does not place it (or the program's flow is unread)
+			return nil
+		}
+		if !backward {
 			for _, m := range next {
 				out = append(out, s.ix.Line(m))
 			}
 		}
-	} else {
+	}
+	if backward {
 		// the line itself too: a line that made a call is in the inverse
 		// tree twice, its copy (inv_line_call) right after the line
 		out = append(out, src)
