@@ -496,12 +496,19 @@ func (s *Session) Do(ctx context.Context, cmd Command) (Stop, error) {
 		// Repeated while the backend (which knows only the lines) stops
 		// where the breakpoints' conditions fail, as a forward continue is.
 		for range maxRepeats {
+			before := s.Current()
 			st, err := s.next(ctx, cmd)
 			if errors.Is(err, ErrUnsupported) {
 				return s.emulateReverseContinue(ctx, cmd.Breaks)
 			}
 			if err != nil || st.IsExit() || NewReverseContinue(nil, s.bps).Met(st.State) == 0 {
 				return st, err
+			}
+			if st.Index == before.Index && st.State.SameEvent(before.State) {
+				// The backend did not move (a model's walk back that reached
+				// neither a breakpoint nor the start within its bound):
+				// asking again would not move it either.
+				return st, nil
 			}
 		}
 		return s.Current(), fmt.Errorf("gave up after %d reverse continues", maxRepeats)

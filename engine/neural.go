@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"ndb/debugger"
 	"ndb/format"
@@ -60,8 +61,12 @@ type Neural struct {
 	script bool
 	paths  notedPaths // how each answer was reached (stops.go)
 
-	// MaxRollout bounds the predictions of one rolled-out command.
-	MaxRollout int
+	// MaxRollout bounds the predictions of one rolled-out command, and
+	// RolloutTime (when positive) the time they take: a model that never
+	// reaches a breakpoint or the start would otherwise keep a user waiting
+	// for minutes once each prediction fills the context window.
+	MaxRollout  int
+	RolloutTime time.Duration
 	// JumpSteps, when positive, answers the forward jumps (step_over,
 	// step_return, breakpoint, continue) by predicting step_into states one
 	// at a time until the jump's target (SPEC section 3), at most JumpSteps
@@ -73,7 +78,7 @@ type Neural struct {
 
 // NewNeural returns a backend predicting p's states with pred.
 func NewNeural(p tracer.Program, pred Predictor, base Draw) (*Neural, error) {
-	b := &Neural{MaxRollout: 200, modelSession: modelSession{program: p}}
+	b := &Neural{MaxRollout: 200, RolloutTime: 30 * time.Second, modelSession: modelSession{program: p}}
 	if err := b.init(p, pred, base); err != nil {
 		return nil, err
 	}
@@ -252,15 +257,21 @@ func repeatsOf(history []debugger.Step, cmd debugger.Command) int {
 // walker makes the predictions of one command: each is asked with the
 // context so far and joins it; path keeps them, the answer last.
 type walker struct {
-	b    *Neural
-	ctx  context.Context
-	hist []debugger.Step // the context: the (expanded) history, then path
-	n0   int             // the history's length in hist
-	path []debugger.Step
+	b     *Neural
+	ctx   context.Context
+	start time.Time       // for RolloutTime
+	hist  []debugger.Step // the context: the (expanded) history, then path
+	n0    int             // the history's length in hist
+	path  []debugger.Step
 }
 
 func newWalker(b *Neural, ctx context.Context, hist []debugger.Step) *walker {
-	return &walker{b: b, ctx: ctx, hist: hist, n0: len(hist)}
+	return &walker{b: b, ctx: ctx, start: time.Now(), hist: hist, n0: len(hist)}
+}
+
+// timeUp reports whether the command has spent its RolloutTime.
+func (w *walker) timeUp() bool {
+	return w.b.RolloutTime > 0 && time.Since(w.start) > w.b.RolloutTime
 }
 
 // reset drops the predictions made so far (a direct prediction answers
@@ -330,7 +341,7 @@ func (w *walker) walk(cmd debugger.Command, by debugger.Action, limit int) (debu
 	var stops []debugger.Stop
 	res, exit := walkEnd, debugger.Stop{}
 	next := func() (tracer.State, bool, error) {
-		if len(stops) >= max(limit, 1) {
+		if len(stops) >= max(limit, 1) || w.timeUp() {
 			res = walkBound
 			return tracer.State{}, false, nil
 		}
@@ -373,7 +384,7 @@ func (w *walker) walk(cmd debugger.Command, by debugger.Action, limit int) (debu
 // (debugger.ReverseContinue) stops, or the start.
 func (w *walker) reverseContinue(breaks []int) (debugger.Stop, []debugger.Step, error) {
 	rule := debugger.NewReverseContinue(breaks, nil)
-	for range max(w.b.MaxRollout, 1) {
+	for n := 0; n < max(w.b.MaxRollout, 1) && !w.timeUp(); n++ {
 		st, err := w.one(format.Step{Action: debugger.InvStepInto}, 0)
 		if err != nil || st.IsExit() {
 			return st, w.path, err
