@@ -35,7 +35,9 @@ type scopeRules struct {
 	names  map[int]sortedSet // per block: the names its frames may hold or read (lambdas' and comprehensions' in it too), "..", ".0" to ".9"
 	starts []bool            // per line: a statement (logical line) starts on it
 	fns    []*pysource.Scope // the defs and classes: block b is fns[b]
-	block  map[*pysource.Scope]int
+	// per line text: every line with it runs in the module alone (moduleOnly)
+	moduleText map[string]bool
+	block      map[*pysource.Scope]int
 }
 
 const noBlock = -2
@@ -364,18 +366,17 @@ func (s *scopeRules) flowLines(src string, backward bool) sortedSet {
 }
 
 // moduleOnly reports whether every line of text src runs in the module's
-// frame alone (no def or class body shares the text).
+// frame alone (no def or class body shares the text). The texts are read
+// once per program: decoding asks for each token of a module frame's LOCALS.
 func (s *scopeRules) moduleOnly(src string) bool {
-	found := false
-	for j, l := range s.lines {
-		if l == src {
-			if !slices.Equal(s.member[j], []int{-1}) {
-				return false
-			}
-			found = true
+	if s.moduleText == nil {
+		s.moduleText = map[string]bool{}
+		for j, l := range s.lines {
+			only, seen := s.moduleText[l]
+			s.moduleText[l] = (only || !seen) && slices.Equal(s.member[j], []int{-1})
 		}
 	}
-	return found
+	return s.moduleText[src]
 }
 
 // lastStep splits a prompt's last frame and action: last is the frame's
