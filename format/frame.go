@@ -139,6 +139,9 @@ func (k Kind) ExitName() string {
 	return ""
 }
 
+// CutMarker ends a value whose repr the tracer cut at its limit.
+const CutMarker = tracer.CutMarker
+
 // Frame is one state as the model sees it.
 //
 // For kinds with locals, Locals holds the entries shown in the text (only

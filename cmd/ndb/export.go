@@ -146,39 +146,62 @@ var importCmd = &cobra.Command{
 }
 
 var convertFlags struct {
-	model string
-	out   string
-	dtype string
+	model  string
+	out    string
+	dtype  string
+	toward string
+	t      float64
 }
 
 var convertCmd = &cobra.Command{
-	Use:   "convert [--model FILE] --out FILE --dtype f32|bf16|q8",
-	Short: "Rewrite a model file with its weights stored as f32, bf16 or q8 (int8 rows with a scale each)",
+	Use:   "convert [--model FILE] --out FILE [--dtype f32|bf16|q8] [--toward FILE --t T]",
+	Short: "Rewrite a model file: weights stored as f32, bf16 or q8, or moved toward a fine-tuned model",
 	Long: `convert writes the model (--model, else $NDB_MODEL, else the embedded one) to
---out with its weights stored as --dtype: f32 exactly (4 bytes a weight), bf16
-rounded to nearest even (2 bytes), or q8, each matrix row as int8 with one float32
-scale (a little over 1 byte). ndb widens them to float32 when it loads the file, so
-the smaller types cost precision, not speed (docs/tokenizer.md, "Model file").
+--out.
+
+--dtype stores the weights as f32 exactly (4 bytes a weight), bf16 rounded to
+nearest even (2 bytes), or q8, each matrix row as int8 with one float32 scale (a
+little over 1 byte). ndb widens them to float32 when it loads the file, so the
+smaller types cost precision, not speed (docs/tokenizer.md, "Model file").
+Without --dtype the weights keep the model's type.
+
+--toward FILE --t T writes (1-T)*model + T*FILE, weight by weight: the two must
+share config and tokenizer, as a model and one trained on from it do. A point
+between a model and its fine-tuned descendant can keep the old data's accuracy
+and much of the new data's (docs/default-model.md, "Stage 11").
+
 Training state is dropped: a file to resume training from stays f32.`,
 	Args: cobra.NoArgs,
 	RunE: func(cmd *cobra.Command, _ []string) error {
 		f := convertFlags
-		if f.out == "" || f.dtype == "" {
-			return fmt.Errorf("convert: --out and --dtype are required")
+		if f.out == "" || (f.dtype == "" && f.toward == "") {
+			return fmt.Errorf("convert: --out and one of --dtype or --toward are required")
 		}
-		d, err := modelfile.ParseDType(f.dtype)
-		if err != nil {
-			return err
+		if f.toward == "" && cmd.Flags().Changed("t") {
+			return fmt.Errorf("convert: --t needs --toward")
 		}
 		m, err := loadModelFile(f.model)
 		if err != nil {
 			return err
 		}
+		if f.toward != "" {
+			b, err := loadModelFile(f.toward)
+			if err != nil {
+				return err
+			}
+			if m, err = modelfile.Interpolate(m, b, f.t); err != nil {
+				return err
+			}
+		}
+		if f.dtype != "" {
+			if m.DType, err = modelfile.ParseDType(f.dtype); err != nil {
+				return err
+			}
+		}
 		if m.Train != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "convert: dropping the training state of step %d\n", m.Train.Step)
 			m.Train = nil
 		}
-		m.DType = d
 		if err := modelfile.Save(f.out, m); err != nil {
 			return err
 		}
@@ -186,7 +209,7 @@ Training state is dropped: a file to resume training from stays f32.`,
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d parameters as %s: %s, %.1f MB\n", len(m.Weights), d, f.out, float64(fi.Size())/1e6)
+		fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d parameters as %s: %s, %.1f MB\n", len(m.Weights), m.DType, f.out, float64(fi.Size())/1e6)
 		return nil
 	},
 }
@@ -205,6 +228,8 @@ func init() {
 	cf := convertCmd.Flags()
 	cf.StringVar(&convertFlags.model, "model", "", "ndb model file (default: $NDB_MODEL, else the embedded model)")
 	cf.StringVar(&convertFlags.out, "out", "", "ndb model file to write")
-	cf.StringVar(&convertFlags.dtype, "dtype", "", "how the model file stores the weights: f32, bf16 or q8 (required)")
+	cf.StringVar(&convertFlags.dtype, "dtype", "", "how the model file stores the weights: f32, bf16 or q8 (default: the model's)")
+	cf.StringVar(&convertFlags.toward, "toward", "", "model file trained on from --model: write (1-t)*model + t*this")
+	cf.Float64Var(&convertFlags.t, "t", 0.5, "with --toward, how far to move, from 0 (the model) to 1 (--toward)")
 	rootCmd.AddCommand(exportCmd, importCmd, convertCmd)
 }

@@ -96,7 +96,10 @@ func TestTokenizerExportImportCommands(t *testing.T) {
 
 	// import --dtype and convert store the weights smaller; convert drops
 	// training state (a trained model's file) and refuses what it cannot do.
-	t.Cleanup(func() { importFlags.dtype, convertFlags = "f32", struct{ model, out, dtype string }{} })
+	t.Cleanup(func() {
+		importFlags.dtype = "f32"
+		convertFlags.model, convertFlags.out, convertFlags.dtype, convertFlags.toward, convertFlags.t = "", "", "", "", 0.5
+	})
 	q8 := filepath.Join(dir, "q8.ndb")
 	if out, err := runNDB(t, "import", "--hf", hfDir, "--out", q8, "--dtype", "q8"); err != nil {
 		t.Fatalf("import --dtype q8: %v\n%s", err, out)
@@ -118,11 +121,44 @@ func TestTokenizerExportImportCommands(t *testing.T) {
 	if err != nil || h.DType != modelfile.BF16 || h.Train != nil || !slices.Equal(h.Weights, m.Weights) {
 		t.Fatalf("convert wrote %v with state %v (%v); want the bf16 weights again without state", h.DType, h.Train, err)
 	}
-	for _, bad := range [][]string{{"--dtype", "int4"}, {"--dtype", ""}, {"--dtype", "q8", "--out", ""}} {
+	// --toward moves the weights part of the way to a model trained on
+	// from this one: (1-t)*model + t*toward, weight by weight.
+	tuned := filepath.Join(dir, "tuned.ndb")
+	m2 := *m
+	m2.Train, m2.Weights = nil, make([]float32, len(w))
+	for i := range m2.Weights {
+		m2.Weights[i] = w[i] + 1
+	}
+	if err := modelfile.Save(tuned, &m2); err != nil {
+		t.Fatal(err)
+	}
+	mix := filepath.Join(dir, "mix.ndb")
+	if out, err := runNDB(t, "convert", "--model", half, "--toward", tuned, "--t", "0.25", "--out", mix); err != nil {
+		t.Fatalf("convert --toward: %v\n%s", err, out)
+	}
+	x, err := modelfile.Load(mix)
+	if err != nil || x.DType != modelfile.BF16 {
+		t.Fatalf("convert --toward wrote %v (%v); want the model's bf16 kept", x.DType, err)
+	}
+	for i, v := range x.Weights {
+		if want := modelfile.BF16ToF32(modelfile.F32ToBF16(h.Weights[i] + 0.25*(m2.Weights[i]-h.Weights[i]))); v != want {
+			t.Fatalf("weight %d: %v, want %v (a quarter of the way from %v to %v)", i, v, want, h.Weights[i], m2.Weights[i])
+		}
+	}
+	other := filepath.Join(dir, "other.ndb")
+	m3 := m2
+	m3.Config.Layers++
+	m3.Weights = make([]float32, m3.Config.NumParams())
+	if err := modelfile.Save(other, &m3); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range [][]string{{"--dtype", "int4"}, {"--dtype", ""}, {"--dtype", "q8", "--out", ""},
+		{"--toward", tuned, "--t", "1.5"}, {"--toward", other}, {"--dtype", "f32", "--t", "0.5"}} {
 		args := append([]string{"convert", "--model", trained, "--out", filepath.Join(dir, "bad.ndb")}, bad...)
 		if _, err := runNDB(t, args...); err == nil {
 			t.Errorf("convert accepted %v", bad)
 		}
+		convertFlags.toward, convertFlags.t = "", 0.5
 	}
 }
 

@@ -88,7 +88,7 @@ func (s *Scope) IsFunctionLike() bool {
 func (s *Scope) Locals() []string {
 	out := set{}
 	for n := range s.bound {
-		if !s.globals[n] {
+		if !s.globals[n] || s.Kind == Module { // `global x` in the module changes nothing
 			out.add(n)
 		}
 	}
@@ -150,6 +150,9 @@ type Index struct {
 	calls    map[*Scope]set
 	flowOnce sync.Once
 	flowG    *flowGraph // NextLines' reading of the statements, built at its first call
+	// per logical line: what it binds and its := targets (readBinds)
+	namesOnce     sync.Once
+	binds, walrus [][]string
 }
 
 // New indexes src.

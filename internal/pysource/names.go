@@ -1,6 +1,9 @@
 package pysource
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // resolve finds every function-like scope's free variables, as CPython's
 // symtable does: a name a scope (or a scope nested in it) reads without
@@ -183,5 +186,80 @@ func (ix *Index) FixedFunctions() []string {
 		}
 	}
 	slices.Sort(out)
+	return out
+}
+
+// ImportedModules maps each module name that only `import` statements of
+// the module bind, all importing the same module, to that module's dotted
+// name (`import a.b` binds a to a; `import a.b as c` binds c to a.b). No
+// other statement of the module may bind it, no scope declare it global,
+// no del or := name it, so a module frame that holds the name holds that
+// module, which the tracer shows as <module 'a.b' ...>. Nil for a program
+// that may bind names its text does not show.
+func (ix *Index) ImportedModules() map[string]string {
+	if ix.ModuleOpen() {
+		return nil
+	}
+	ix.namesOnce.Do(ix.readBinds)
+	mods, other := map[string]string{}, set{}
+	for j, l := range ix.stmts {
+		other.add(ix.walrus[j]...)
+		if l.toks[0].kind == tName && l.toks[0].text == "del" {
+			for _, t := range l.toks {
+				other.add(t.text)
+			}
+		}
+		if ix.owner[j] != ix.Module {
+			continue
+		}
+		imported := importedNames(l.toks)
+		for _, name := range ix.binds[j] {
+			mod, ok := imported[name]
+			if prev, seen := mods[name]; !ok || seen && prev != mod {
+				other.add(name)
+			}
+			mods[name] = mod
+		}
+	}
+	for _, sc := range ix.Scopes {
+		for name := range sc.globals {
+			other.add(name)
+		}
+	}
+	for name := range mods {
+		if other[name] {
+			delete(mods, name)
+		}
+	}
+	return mods
+}
+
+// importedNames maps the names a lone `import` statement binds to the
+// modules they hold; nil for any other statement (one with a semicolon
+// too).
+func importedNames(toks []token) map[string]string {
+	if toks[0].kind != tName || toks[0].text != "import" {
+		return nil
+	}
+	out := map[string]string{}
+	for _, part := range splitTop(toks[1:], ",") {
+		var dotted []string
+		i := 0
+		for ; i < len(part) && (part[i].kind == tName && part[i].text != "as" || part[i].text == "."); i++ {
+			if part[i].kind == tName {
+				dotted = append(dotted, part[i].text)
+			}
+		}
+		switch {
+		case len(dotted) == 0:
+			return nil
+		case i == len(part):
+			out[dotted[0]] = dotted[0]
+		case part[i].text == "as" && i+2 == len(part) && part[i+1].kind == tName:
+			out[part[i+1].text] = strings.Join(dotted, ".")
+		default:
+			return nil // a semicolon and another statement, or text this does not read
+		}
+	}
 	return out
 }

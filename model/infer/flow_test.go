@@ -2,9 +2,11 @@ package infer
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,20 +17,16 @@ import (
 	"ndb/tracer"
 )
 
-// TestNextLinesHoldOnRealTraces runs programs under the tracer and checks
-// that every line event that follows a line event of the same frame, with
-// no event of that frame between, is on a line pysource's NextLines gives:
-// the rule of the model engine (withFlow) never refuses a true frame. The
-// programs: the hand-written eval scripts, a few constructs they lack, and,
-// where the shared data is present, every 40th realworld and TheAlgorithms
-// file (a run of 622 such files, every 5th and 4th, found 0 of 767,065
-// transitions outside NextLines).
-func TestNextLinesHoldOnRealTraces(t *testing.T) {
+// realTracePrograms is a tracer and the programs the rules are checked
+// against on real traces: the hand-written eval scripts, a few constructs
+// they lack and, where the shared data is present, every 40th realworld
+// and TheAlgorithms file ($NDB_RULE_EVERY sets another stride).
+func realTracePrograms(t *testing.T) (*tracer.Tracer, []tracer.Program) {
+	t.Helper()
 	tr, err := tracer.New(tracer.Options{Limits: tracer.Limits{Timeout: 5 * time.Second, MaxEvents: 20000}})
 	if err != nil {
 		t.Skipf("no tracer: %v", err)
 	}
-	defer tr.Close()
 	programs := []tracer.Program{
 		{Path: "match", Source: "def f(v):\n    match v:\n        case [x, *_] if x > 0:\n            return x\n        case {'k': y}:\n            return y\n        case _:\n            pass\n    return None\nprint([f(v) for v in ([1, 2], [-1], {'k': 3}, 4)])\n"},
 		{Path: "except*", Source: "try:\n    raise ExceptionGroup('g', [ValueError(1), TypeError(2)])\nexcept* ValueError:\n    a = 1\nexcept* TypeError:\n    b = 2\nfinally:\n    c = 3\n"},
@@ -48,9 +46,27 @@ func TestNextLinesHoldOnRealTraces(t *testing.T) {
 	}
 	add(filepath.Join("..", "..", "eval", "scripts"), 1)
 	if data, err := paths.DataDir(""); err == nil {
-		add(filepath.Join(data, "realworld"), 40)
-		add(filepath.Join(data, "thealgorithms"), 40)
+		every := 40
+		if n, err := strconv.Atoi(os.Getenv("NDB_RULE_EVERY")); err == nil && n > 0 {
+			every = n
+		}
+		add(filepath.Join(data, "realworld"), every)
+		add(filepath.Join(data, "thealgorithms"), every)
 	}
+	return tr, programs
+}
+
+// TestNextLinesHoldOnRealTraces runs programs under the tracer and checks
+// that every line event that follows a line event of the same frame, with
+// no event of that frame between, is on a line pysource's NextLines gives:
+// the rule of the model engine (withFlow) never refuses a true frame. The
+// programs: the hand-written eval scripts, a few constructs they lack, and,
+// where the shared data is present, every 40th realworld and TheAlgorithms
+// file (a run of 622 such files, every 5th and 4th, found 0 of 767,065
+// transitions outside NextLines).
+func TestNextLinesHoldOnRealTraces(t *testing.T) {
+	tr, programs := realTracePrograms(t)
+	defer tr.Close()
 	transitions, ruled := 0, 0
 	for _, prog := range programs {
 		trace, err := tr.Trace(context.Background(), prog)
@@ -87,13 +103,8 @@ func TestNextLinesHoldOnRealTraces(t *testing.T) {
 // rebind, the value stays free.
 func TestFixedFunctionValues(t *testing.T) {
 	src := "def shift(c):\n    return c\n\ndef caesar(s):\n    return ''.join(shift(c) for c in s)\n\nhelper = caesar\nprint(caesar('ab'))\n"
-	step := func(frame, action string) string {
-		return format.TokBeginOfText + format.TokTraceContextStart + src + format.TokFrameSep + frame + action + format.TokFrameSep
-	}
-	for _, tc := range []struct {
-		prompt, answer string
-		ok             bool
-	}{
+	step := func(frame, action string) string { return stepPrompt(src, frame, action) }
+	checkJSONRule(t, (*programRules).fixedAllowed, []jsonRuleCase{
 		// forward: after n at the module's first def, the line frame is the module's
 		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>def shift(c):<|action_sep|>`, format.TokStepOver), `<|line_sep|><|arg_sep|>{"shift": "<function shift at 0x0>"`, true},
 		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>def shift(c):<|action_sep|>`, format.TokStepOver), `<|line_sep|><|arg_sep|>{"shift": "<function sh`, true},
@@ -104,11 +115,110 @@ func TestFixedFunctionValues(t *testing.T) {
 		{step(`<|inv_line_sep|><|src_sep|>print(caesar('ab'))<|arg_sep|>{}<|action_sep|>`, format.TokInvStepOver), `<|inv_line_sep|><|src_sep|>helper = caesar<|arg_sep|>{"shift": "1"`, false},
 		// in a function's frame the value is free
 		{step(`<|call_sep|><|src_sep|>def shift(c):<|arg_sep|>{}<|action_sep|>`, format.TokStepInto), `<|line_sep|><|arg_sep|>{"shift": "1"`, true},
+	})
+}
+
+// TestModuleRepr: a module frame's name that only imports bind shows its
+// module as the tracer writes it; a repr cut by the limit keeps its head.
+func TestModuleRepr(t *testing.T) {
+	for _, tc := range []struct {
+		mod, s string
+		closed bool
+		ok     bool
+	}{
+		{"os", `<module 'os' (frozen)>`, true, true},
+		{"sys", `<module 'sys' (built-in)>`, true, true},
+		{"json", `<module 'json' from '/usr/lib/python3.11/json/__init__.py'>`, true, true},
+		{"glob", `<module 'glob' from '/usr/lib/python3.11/glob.py'>`, true, true},
+		{"math", `<module 'math' from '/x/lib-dynload/math.cpython-311-x86_64-linux-gnu.so'>`, true, true},
+		{"xml.etree.ElementTree", `<module 'xml.etree.ElementTree' from '/usr/lib/python3.11/xml/etree/ElementTree.py'>`, true, true},
+		{"glob", `<module 'glob' from '/usr/lib/python3.11/globalance.py'>`, true, true}, // the file is free
+		{"unittest", `<module 'unit' from '/x/math.so'>`, true, false},
+		{"marshal", `<function marshal at 0x0>`, true, false},
+		{"marshal", `<mod`, false, true},
+		{"marshal", `<module 'marshal' (bu`, false, true},
+		{"marshal", `<module 'marshal' fr`, false, true},
+		{"marshal", `<module 'marshal' (bu`, true, false},
+		{"json", `<module 'json' from '/a/very/long/path...`, true, true},
+		{"json", `<module 'json' from '/x/json/__init__.py'>b...`, true, false},
+		{"json", `<module 'json' from '/x/json/__init__.py'>b`, false, false},
+		{"json", `<module 'json' from ''>`, true, false},
+		{"glob", `<module 'glob' from '/x/glob.py'`, false, true},
+		{"glob", `<module 'glob' from '/x/glob.py'>`, false, true},
 	} {
-		r := promptRules(tc.prompt)
+		if got := moduleReprAllowed(tc.mod, tc.s, tc.closed); got != tc.ok {
+			t.Errorf("module %s: %q (closed %v) allowed = %v, want %v", tc.mod, tc.s, tc.closed, got, tc.ok)
+		}
+	}
+}
+
+// stepPrompt is the prompt of program src with one frame and an action.
+func stepPrompt(src, frame, action string) string {
+	return format.TokBeginOfText + format.TokTraceContextStart + src + format.TokFrameSep + frame + action + format.TokFrameSep
+}
+
+// jsonRuleCase is a prompt, an answer's text so far and whether a rule on
+// its LOCALS allows it.
+type jsonRuleCase struct {
+	prompt, answer string
+	ok             bool
+}
+
+// checkJSONRule checks a rule on the LOCALS text of each case's answer.
+func checkJSONRule(t *testing.T, rule func(r *programRules, cur, json string) bool, cases []jsonRuleCase) {
+	t.Helper()
+	for _, tc := range cases {
 		json := tc.answer[strings.LastIndex(tc.answer, format.TokArgSep)+len(format.TokArgSep):]
-		if got := r.fixedAllowed(tc.answer, json); got != tc.ok {
+		if got := rule(promptRules(tc.prompt), tc.answer, json); got != tc.ok {
 			t.Errorf("after %q: %q allowed = %v, want %v", tc.prompt[len(tc.prompt)-60:], tc.answer, got, tc.ok)
+		}
+	}
+}
+
+// TestWholeLocals: where the format shows every local (after a breakpoint
+// jump, a call, after a frame without locals) LOCALS has no ".." key, and an
+// object closed without one holds the names its line surely has: the
+// module's imports and assignments before the line, a function's
+// parameters.
+func TestWholeLocals(t *testing.T) {
+	src := "import os\nX = 1\ndef f(a, b):\n    c = a + b\n    return c\nif X:\n    Y = f(X, 2)\nprint(Y)\n"
+	step := func(frame, action string) string { return stepPrompt(src, frame, action) }
+	first := `<|line_sep|><|arg_sep|>{}<|src_sep|>import os<|action_sep|>`
+	checkJSONRule(t, (*programRules).wholeAllowed, []jsonRuleCase{
+		// b 8 + c: every local, os and X surely among them
+		{step(first, format.TokBreakpoint+"print(Y)"), `<|line_sep|><|arg_sep|>{"os": "<module 'os' (frozen)>", "X": "1", "f": "<function f at 0x0>", "Y": "3"}`, true},
+		{step(first, format.TokBreakpoint+"print(Y)"), `<|line_sep|><|arg_sep|>{"os": "<module 'os' (frozen)>", "..`, false},
+		{step(first, format.TokBreakpoint+"print(Y)"), `<|line_sep|><|arg_sep|>{"f": "<function f at 0x0>", "Y": "3"}`, false},
+		{step(first, format.TokBreakpoint+"print(Y)"), `<|line_sep|><|arg_sep|>{"f": "<function f at 0x0>", "Y": "3"`, true}, // not closed yet
+		// a step within the module may elide what did not change
+		{step(`<|line_sep|><|arg_sep|>{"os": "<module 'os' (frozen)>"}<|src_sep|>X = 1<|action_sep|>`, format.TokStepOver), `<|line_sep|><|arg_sep|>{"X": "1", "..": ".."}`, true},
+		// a call shows every local
+		{step(`<|line_sep|><|arg_sep|>{"Y": "0", "..": ".."}<|src_sep|>    Y = f(X, 2)<|action_sep|>`, format.TokStepInto), `<|call_sep|><|src_sep|>def f(a, b):<|arg_sep|>{"a": "1", "..": ".."}`, false},
+		// backwards after a return (no locals): every local, a and b surely
+		{step(`<|inv_return_sep|><|src_sep|>    return c<|arg_sep|>"3"<|action_sep|>`, format.TokInvStepInto), `<|inv_line_sep|><|src_sep|>    return c<|arg_sep|>{"a": "1", "b": "2", "c": "3"}`, true},
+		{step(`<|inv_return_sep|><|src_sep|>    return c<|arg_sep|>"3"<|action_sep|>`, format.TokInvStepInto), `<|inv_line_sep|><|src_sep|>    return c<|arg_sep|>{"c": "3"}`, false},
+		{step(`<|inv_return_sep|><|src_sep|>    return c<|arg_sep|>"3"<|action_sep|>`, format.TokInvStepInto), `<|inv_line_sep|><|src_sep|>    return c<|arg_sep|>{"c": "3", "..": ".."}`, false},
+	})
+}
+
+// TestNoKeyLeft: a comma after the last name a frame may hold is refused,
+// so the model closes the object instead of reaching a dead end (which
+// the budget closed with an empty key and no source line).
+func TestNoKeyLeft(t *testing.T) {
+	src := "def running_max(xs):\n    return max(xs)\n\nreadings = [3, 1]\nprint(running_max(readings))\n"
+	r := promptRules(stepPrompt(src, `<|line_sep|><|arg_sep|>{}<|src_sep|>def running_max(xs):<|action_sep|>`, format.TokBreakpoint+"readings = [3, 1]"))
+	head := format.TokLineSep + format.TokArgSep
+	one := `{"running_max": "<function running_max at 0x0>"`
+	for _, tc := range []struct {
+		new string
+		ok  bool
+	}{
+		{one + `}`, true},
+		{one + `,`, false}, // readings is bound on the line itself, after its event
+		{one + `, "readings`, false},
+	} {
+		if got := r.keysAllowed(r.namesFor(head+one), one, tc.new); got != tc.ok {
+			t.Errorf("%q allowed = %v, want %v (names %q)", tc.new, got, tc.ok, r.namesFor(head+one))
 		}
 	}
 }
@@ -121,5 +231,82 @@ func TestFlowUnread(t *testing.T) {
 		if got := s.flowLines("z = 3", backward); got != nil {
 			t.Errorf("backward %v: flow lines %q, want none", backward, got)
 		}
+	}
+}
+
+// TestFrameNamesHoldOnRealTraces runs the programs of realTracePrograms
+// under the tracer and checks that every line event's locals hold every
+// name pysource's SureLocals gives its line, and no name PossibleLocals
+// does not give: the rules of the model engine built on them
+// (wholeAllowed, heldAt) never refuse a true frame; and that a name only
+// imports bind (ImportedModules) shows its module in module frames.
+func TestFrameNamesHoldOnRealTraces(t *testing.T) {
+	tr, programs := realTracePrograms(t)
+	defer tr.Close()
+	programs = append(programs, tracer.Program{Path: "unbind", Source: "import os\nX = 1\ntry:\n    Y = 2\nexcept ValueError as X:\n    pass\n" +
+		"def f(a, *args, b=2, **kw):\n    global G\n    G = a\n    c = a + b\n    for i in args:\n        d = i\n    e = c\n    del c\n    return e\n" +
+		"Z = f(1, 2, 3)\ndel Z\nW: int\nV: int = 3\nprint(f(4), [q for q in 'ab'], V)\n" +
+		"def outer():\n    n = 0\n    def inc():\n        nonlocal n\n        n += 1\n    inc()\n    m = n\n    if any((w := v) > 1 for v in (1, 2)):\n        m = w\n    return m\n" +
+		"for k in range(3):\n    if k:\n        late = k\n    print(outer())\n"})
+	events, sureRuled, sureNames, possRuled, possNames, modules := 0, 0, 0, 0, 0, 0
+	for _, prog := range programs {
+		trace, err := tr.Trace(context.Background(), prog)
+		if err != nil {
+			t.Fatalf("%s: %v", prog.Path, err)
+		}
+		ix := pysource.New(prog.Source)
+		mods := ix.ImportedModules()
+		type rule struct {
+			sure, may []string
+			ok        bool
+		}
+		rules := map[int]rule{}
+		for _, s := range trace.States {
+			if s.Event != tracer.EventLine {
+				continue
+			}
+			events++
+			r, seen := rules[s.Lineno]
+			if !seen {
+				r.sure = ix.SureLocals(s.Lineno)
+				r.may, r.ok = ix.PossibleLocals(s.Lineno)
+				rules[s.Lineno] = r
+			}
+			if len(r.sure) > 0 {
+				sureRuled++
+				sureNames += len(r.sure)
+			}
+			for _, name := range r.sure {
+				if !slices.ContainsFunc(s.Locals, func(v tracer.Var) bool { return v.Name == name }) {
+					t.Errorf("%s: line %d (%q) in %s lacks %q of SureLocals %v", prog.Path, s.Lineno, s.Src, s.Function, name, r.sure)
+				}
+			}
+			for _, v := range s.Locals {
+				if mod, ok := mods[v.Name]; ok && s.Function == "<module>" {
+					modules++
+					var value strings.Builder // the value as the frame's JSON writes it
+					enc := json.NewEncoder(&value)
+					enc.SetEscapeHTML(false)
+					enc.Encode(v.Value)
+					if text := strings.TrimSpace(value.String()); !moduleReprAllowed(mod, text[1:len(text)-1], true) {
+						t.Errorf("%s: line %d: %s = %s is no repr of module %s", prog.Path, s.Lineno, v.Name, v.Value, mod)
+					}
+				}
+			}
+			if !r.ok {
+				continue
+			}
+			possRuled++
+			possNames += len(r.may)
+			for _, v := range s.Locals {
+				if !slices.Contains(r.may, v.Name) {
+					t.Errorf("%s: line %d (%q) in %s holds %q, not in PossibleLocals %v", prog.Path, s.Lineno, s.Src, s.Function, v.Name, r.may)
+				}
+			}
+		}
+	}
+	t.Logf("%d programs, %d line events: %d with sure names (%d names), %d with possible names (%d names); %d imported modules' values", len(programs), events, sureRuled, sureNames, possRuled, possNames, modules)
+	if sureRuled < events/2 || possRuled < events/2 {
+		t.Fatalf("only %d and %d of %d line events checked", sureRuled, possRuled, events)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"ndb/debugger"
 	"ndb/format"
 	"ndb/internal/pysource"
 )
@@ -14,11 +15,13 @@ import (
 // programAllowed keeps a frame to what the prompt's program can show, as
 // the tracer writes it: a source line (after <|src_sep|>) is one of the
 // program's lines that is not blank or a comment, and a key of LOCALS is
-// one of the names the program's index gives the frame's function (else
-// any of its functions'; any name where the program may bind names its
-// text does not show: a star import, exec), ".." (the elision) or ".0" (an
-// implicit comprehension argument), and a return's value is the one
-// returnValues pins, where it does. Text must extend a prefix of an allowed
+// one of the names the program's index gives the frame's function at its
+// line (else any of its functions'; any name where the program may bind
+// names its text does not show: a star import, exec), ".." (the elision)
+// or ".0" (an implicit comprehension argument), a module frame's fixed
+// functions and imported modules show themselves (fixedAllowed), LOCALS
+// shows what the format and the line require (wholeAllowed), and a
+// return's value is the one returnValues pins, where it does. Text must extend a prefix of an allowed
 // string and the token that closes it must leave a whole one. Every frame
 // ndb gen writes passes (checked on its shards: docs/inference.md), so the
 // rule removes only frames no program state has. With or without a program
@@ -42,7 +45,8 @@ func (p *Predictor) programAllowed(cur string, id int, r *programRules) bool {
 		return strings.HasPrefix(want, json+p.texts[id])
 	case last == format.TokArgSep && !p.tok.IsSpecial(int32(id)):
 		json := cur[strings.LastIndex(cur, format.TokArgSep)+len(format.TokArgSep):]
-		return r.keysAllowed(r.namesFor(cur), json, json+p.texts[id]) && r.fixedAllowed(cur, json+p.texts[id])
+		return r.keysAllowed(r.namesFor(cur), json, json+p.texts[id]) && r.fixedAllowed(cur, json+p.texts[id]) &&
+			r.wholeAllowed(cur, json+p.texts[id])
 	}
 	return true
 }
@@ -53,7 +57,7 @@ func (p *Predictor) programAllowed(cur string, id int, r *programRules) bool {
 // its line is (an inverse frame writes its line first) or, for a forward
 // line frame (LOCALS first), when every line the rules leave it is.
 func (r *programRules) fixedAllowed(cur, json string) bool {
-	if r == nil || len(r.fixed) == 0 || !r.moduleFrame(cur) {
+	if r == nil || len(r.fixed) == 0 && len(r.modules) == 0 || !r.moduleFrame(cur) {
 		return true
 	}
 	key := ""
@@ -61,6 +65,9 @@ func (r *programRules) fixedAllowed(cur, json string) bool {
 		if i%2 == 0 {
 			key = s
 			return true
+		}
+		if mod, ok := r.modules[key]; ok {
+			return moduleReprAllowed(mod, s, closed)
 		}
 		if !slices.Contains(r.fixed, key) {
 			return true
@@ -70,22 +77,156 @@ func (r *programRules) fixedAllowed(cur, json string) bool {
 	})
 }
 
+// moduleReprAllowed reports whether s (closed or still open) can be the
+// tracer's repr of module mod: <module 'mod' (built-in)>, (frozen), or
+// from '...'> and nothing after the path's closing quote. The file's name
+// is left free: held to mod's (.py, a package's __init__.py, an
+// extension's .so) a model that had written a wrong directory could only
+// go on writing a path that never ends. A repr the tracer cut at its
+// limit ("...") is checked as far as it goes.
+func moduleReprAllowed(mod, s string, closed bool) bool {
+	if body, cut := strings.CutSuffix(s, format.CutMarker); closed && cut {
+		s, closed = body, false
+	}
+	head := `<module '` + mod + `' `
+	if len(s) < len(head) {
+		return strings.HasPrefix(head, s)
+	}
+	if !strings.HasPrefix(s, head) {
+		return false
+	}
+	rest := s[len(head):]
+	for _, whole := range []string{"(built-in)>", "(frozen)>"} {
+		if closed && rest == whole || !closed && strings.HasPrefix(whole, rest) {
+			return true
+		}
+	}
+	from := "from '"
+	if len(rest) < len(from) {
+		return !closed && strings.HasPrefix(from, rest)
+	}
+	if !strings.HasPrefix(rest, from) {
+		return false
+	}
+	path := rest[len(from):]
+	end := strings.IndexByte(path, '\'')
+	switch {
+	case end < 0:
+		return !closed
+	case closed:
+		return end > 0 && path[end:] == "'>"
+	}
+	return end > 0 && strings.HasPrefix("'>", path[end:])
+}
+
+// wholeAllowed checks what a LOCALS object (json) must show whole. Where
+// the format shows every local (SPEC section 5: a call, the state after a
+// breakpoint or continue jump, the first frame after one without locals)
+// it has no ".." key. An object closed without ".." shows every local, so
+// it holds each name every frame at its line holds (sureNames).
+func (r *programRules) wholeAllowed(cur, json string) bool {
+	if r == nil {
+		return true
+	}
+	whole := r.wholeFrame(cur)
+	var keys []string
+	elided := false
+	ok := objectKeys(json, func(key string, _ int, closed bool) bool {
+		if strings.HasPrefix(key, "..") {
+			elided = true
+			return !whole
+		}
+		if closed {
+			keys = append(keys, key)
+		}
+		return true
+	})
+	if !ok || elided || !objectClosed(json) {
+		return ok
+	}
+	for _, name := range r.sureNames(cur) {
+		if !slices.Contains(keys, name) {
+			return false
+		}
+	}
+	return true
+}
+
+// wholeFrame reports whether the frame text cur shows every local: a call,
+// or any frame where the prompt says so (wholeAnswer).
+func (r *programRules) wholeFrame(cur string) bool {
+	return r.whole || strings.HasPrefix(cur, format.TokCallSep) || strings.HasPrefix(cur, format.TokInvCallSep)
+}
+
+// sureNames are the names every frame the frame text cur may show holds:
+// pysource's SureLocals of each line cur's line may be (a forward line
+// frame's: every line linesFor leaves it), intersected; nil where one
+// line has none or the text does not place it.
+func (r *programRules) sureNames(cur string) []string {
+	var sure []string
+	for k, l := range r.lineFrameLines(cur) {
+		names := r.scopes.sureLocals(l)
+		if k > 0 {
+			names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return !slices.Contains(sure, n) })
+		}
+		if sure = names; len(sure) == 0 {
+			return nil
+		}
+	}
+	return sure
+}
+
+// objectClosed reports whether a LOCALS object's text has its closing
+// brace.
+func objectClosed(json string) bool { return lastOutside(json) == '}' }
+
+// lastOutside is the last byte of a LOCALS object's text outside its
+// strings, spaces skipped; 0 while a string is open.
+func lastOutside(json string) byte {
+	in, esc := false, false
+	var last byte
+	for j := 0; j < len(json); j++ {
+		switch c := json[j]; {
+		case !in:
+			if c == '"' {
+				in = true
+			} else if c != ' ' {
+				last = c
+			}
+		case esc:
+			esc = false
+		case c == '\\':
+			esc = true
+		case c == '"':
+			in, last = false, '"'
+		}
+	}
+	if in {
+		return 0
+	}
+	return last
+}
+
+// lineFrameLines are the lines a line frame's text cur may show: an
+// inverse one's own (it writes its line first), a forward one's every line
+// linesFor leaves it (it writes its LOCALS first); nil for other frames.
+func (r *programRules) lineFrameLines(cur string) sortedSet {
+	switch {
+	case strings.HasPrefix(cur, format.TokLineSep):
+		return r.linesFor(cur)
+	case strings.HasPrefix(cur, format.TokInvLineSep) || strings.HasPrefix(cur, format.TokInvLineCallSep):
+		i, j := strings.Index(cur, format.TokSrcSep), strings.Index(cur, format.TokArgSep)
+		if i >= 0 && j > i {
+			return sortedSet{cur[i+len(format.TokSrcSep) : j]}
+		}
+	}
+	return nil
+}
+
 // moduleFrame reports whether the frame text cur is the module's (see
 // fixedAllowed).
 func (r *programRules) moduleFrame(cur string) bool {
-	var lines sortedSet
-	switch {
-	case strings.HasPrefix(cur, format.TokLineSep):
-		lines = r.linesFor(cur)
-	case strings.HasPrefix(cur, format.TokInvLineSep) || strings.HasPrefix(cur, format.TokInvLineCallSep):
-		i, j := strings.Index(cur, format.TokSrcSep), strings.Index(cur, format.TokArgSep)
-		if i < 0 || j < i {
-			return false
-		}
-		lines = sortedSet{cur[i+len(format.TokSrcSep) : j]}
-	default:
-		return false
-	}
+	lines := r.lineFrameLines(cur)
 	if len(lines) == 0 {
 		return false
 	}
@@ -123,6 +264,9 @@ type programRules struct {
 	scopes *scopeRules
 	memo   map[string]sortedSet // namesFor and linesFor, per frame head
 	fixed  []string             // the module's functions no statement rebinds (fixedAllowed)
+	// the module's names only `import` binds, to their modules (fixedAllowed)
+	modules map[string]string
+	whole   bool // every answer shows every local (wholeAllowed)
 }
 
 // linesFor is the set a source line of the frame text cur may come from:
@@ -185,11 +329,13 @@ func closedKeys(cur string) []string {
 
 // namesFor is the set the LOCALS keys of the frame text cur may come from:
 // once the frame's line is known (call and inverse frames write it first),
-// the names of the function that line runs in; in a forward line frame,
-// whose line comes last, the names of the functions that still have a line
-// for every name written so far; else (or where the module may be the
-// frame) the program's (nil: any name, see nameAllowed). Nil for no
-// program.
+// the names a frame may hold at that line (heldAt; a call's: the names of
+// the function it opens); in a forward line frame, whose line comes last,
+// those of the lines whose function has every name written so far
+// (fitting, which reads the function's names, not the line's, so that a
+// wrong key does not take the right line away); else (or where the module may be
+// the frame) the program's (nil: any name, see nameAllowed); without ".."
+// where the frame shows every local. Nil for no program.
 func (r *programRules) namesFor(cur string) sortedSet {
 	if r == nil {
 		return nil
@@ -205,7 +351,7 @@ func (r *programRules) namesFor(cur string) sortedSet {
 		}
 		names = sortedSet{} // no line left: no name (not nil, any name)
 		for _, l := range r.linesFor(cur) {
-			n := r.scopes.namesOf(l, false)
+			n := r.scopes.heldAt(l)
 			if n == nil {
 				names = nil
 				break
@@ -217,21 +363,39 @@ func (r *programRules) namesFor(cur string) sortedSet {
 		} else {
 			names.sort()
 		}
+		names = r.unelided(cur, names)
 		r.memo[memo] = names
 		return names
 	case i < 0 || j < i:
-		return r.names
+		return r.unelided(cur, r.names)
 	}
 	memo := "src\x00" + cur[:j]
 	if m, ok := r.memo[memo]; ok {
 		return m
 	}
 	call := strings.HasPrefix(cur, format.TokCallSep) || strings.HasPrefix(cur, format.TokInvCallSep)
-	if names = r.scopes.namesOf(cur[i+len(format.TokSrcSep):j], call); names == nil {
+	src := cur[i+len(format.TokSrcSep) : j]
+	if call {
+		names = r.scopes.namesOf(src, true)
+	} else {
+		names = r.scopes.heldAt(src)
+	}
+	if names == nil {
 		names = r.names
 	}
+	names = r.unelided(cur, names)
 	r.memo[memo] = names
 	return names
+}
+
+// unelided is names without the elision ".." where the frame text cur
+// must show every local (wholeFrame), so that no key is begun that only
+// ".." could finish; names itself otherwise, and nil (any name) stays.
+func (r *programRules) unelided(cur string, names sortedSet) sortedSet {
+	if names == nil || !names.contains("..") || !r.wholeFrame(cur) {
+		return names
+	}
+	return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == ".." })
 }
 
 func allContained(set sortedSet, xs []string) bool {
@@ -262,6 +426,8 @@ func promptRules(prompt string) *programRules {
 	r.memo = map[string]sortedSet{}
 	r.names = r.scopes.programNames()
 	r.fixed = r.scopes.ix.FixedFunctions()
+	r.modules = r.scopes.ix.ImportedModules()
+	r.whole = wholeAnswer(prompt)
 	r.lines.sort()
 	r.calls = append(sortedSet{""}, r.lines...)
 	return &r
@@ -290,7 +456,7 @@ func localNames(words []string) sortedSet {
 // is never allowed.
 func (r *programRules) keysAllowed(names sortedSet, old, new string) bool {
 	var seen []string
-	return objectKeys(new, func(key string, end int, closed bool) bool {
+	ok := objectKeys(new, func(key string, end int, closed bool) bool {
 		switch {
 		case !closed:
 			return r == nil || names == nil && (anyNames.hasPrefix(key) || nameAllowed(nil, key+"_")) || names.hasPrefixBesides(key, seen)
@@ -303,6 +469,12 @@ func (r *programRules) keysAllowed(names sortedSet, old, new string) bool {
 		seen = append(seen, key)
 		return r == nil || nameAllowed(names, key)
 	})
+	// a comma asks for one more key: none where every name is written (the
+	// frame would end in a dead end, closed with a made-up key)
+	if ok && r != nil && names != nil && lastOutside(new) == ',' {
+		return names.hasPrefixBesides("", seen)
+	}
+	return ok
 }
 
 // nameAllowed reports whether key may be a LOCALS key where namesFor
@@ -377,9 +549,13 @@ func (r *programRules) completeOpen(text string) string {
 	if i < 0 || lastSpecial(text) != format.TokArgSep {
 		return text
 	}
-	objectKeys(text[i+len(format.TokArgSep):], func(key string, _ int, closed bool) bool {
+	json := text[i+len(format.TokArgSep):]
+	objectKeys(json, func(key string, _ int, closed bool) bool {
 		if !closed {
-			text += strings.TrimPrefix(r.namesFor(text).shortestWithPrefix(key), key)
+			name := r.namesFor(text).shortestWhere(key, func(name string) bool {
+				return r.wholeAllowed(text, json+strings.TrimPrefix(name, key)+`"`)
+			})
+			text += strings.TrimPrefix(name, key)
 		}
 		return true
 	})
@@ -426,10 +602,16 @@ func (s sortedSet) hasPrefixBesides(x string, used []string) bool {
 
 // shortestWithPrefix is the shortest member starting with x ("" if none).
 func (s sortedSet) shortestWithPrefix(x string) string {
+	return s.shortestWhere(x, func(string) bool { return true })
+}
+
+// shortestWhere is the shortest member starting with x that ok accepts
+// ("" if none).
+func (s sortedSet) shortestWhere(x string, ok func(string) bool) string {
 	best := ""
 	i, _ := slices.BinarySearch(s, x)
 	for ; i < len(s) && strings.HasPrefix(s[i], x); i++ {
-		if best == "" || len(s[i]) < len(best) {
+		if (best == "" || len(s[i]) < len(best)) && ok(s[i]) {
 			best = s[i]
 		}
 	}
@@ -446,4 +628,19 @@ func (s sortedSet) contains(x string) bool {
 func (s sortedSet) hasPrefix(x string) bool {
 	i, _ := slices.BinarySearch(s, x)
 	return i < len(s) && strings.HasPrefix(s[i], x)
+}
+
+// wholeAnswer reports whether the format shows every local of the answer
+// to the prompt's last action, whatever its kind: after a breakpoint or
+// continue jump, and after a frame without locals.
+func wholeAnswer(prompt string) bool {
+	last, k, step, err := lastStep(prompt)
+	if err != nil {
+		return false
+	}
+	if step.Action == debugger.Breakpoint || step.Action == debugger.Continue {
+		return true
+	}
+	f, err := format.ParseFrame(last[:k+len(format.TokActionSep)])
+	return err == nil && !f.Kind.HasLocals()
 }

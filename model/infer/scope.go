@@ -37,6 +37,8 @@ type scopeRules struct {
 	fns    []*pysource.Scope // the defs and classes: block b is fns[b]
 	// per line text: every line with it runs in the module alone (moduleOnly)
 	moduleText map[string]bool
+	sure       map[string][]string  // per line text: sureLocals
+	held       map[string]sortedSet // per line text: heldAt
 	block      map[*pysource.Scope]int
 }
 
@@ -47,7 +49,8 @@ func programScopes(src string) *scopeRules {
 	lines := strings.Split(src, "\n")
 	ix := pysource.New(src)
 	s := &scopeRules{lines: lines, ix: ix, member: make([][]int, len(lines)), opens: make([]int, len(lines)), names: map[int]sortedSet{},
-		starts: make([]bool, len(lines)), fns: ix.Functions(), block: map[*pysource.Scope]int{ix.Module: -1}}
+		starts: make([]bool, len(lines)), fns: ix.Functions(), block: map[*pysource.Scope]int{ix.Module: -1},
+		sure: map[string][]string{}, held: map[string]sortedSet{}}
 	block, blockOf := s.block, s.blockOf
 	for b, f := range s.fns {
 		block[f] = b
@@ -74,10 +77,10 @@ func programScopes(src string) *scopeRules {
 		s.member[i], last = m, m
 	}
 	words := map[int][]string{}
-	open := map[int]bool{-1: moduleNamesOpen(ix)}
+	open := map[int]bool{-1: ix.ModuleOpen()}
 	for _, sc := range append([]*pysource.Scope{ix.Module}, ix.Scopes...) {
 		b := blockOf(sc)
-		words[b] = append(append(words[b], sc.Locals()...), sc.Used()...)
+		words[b] = append(words[b], sc.Locals()...)
 		open[b] = open[b] || sc.Open()
 	}
 	for b, w := range words {
@@ -97,28 +100,6 @@ func (s *scopeRules) blockOf(sc *pysource.Scope) int {
 		}
 	}
 	return -1
-}
-
-// moduleNamesOpen reports whether a program may bind module names its
-// text does not show: a star import, or code that writes them through exec
-// (anywhere: exec(code, globals())), globals(), vars(), a module's
-// __dict__, sys.modules or __import__; read by the index (a word in a
-// string or a comment is none).
-func moduleNamesOpen(ix *pysource.Index) bool {
-	for _, sc := range append([]*pysource.Scope{ix.Module}, ix.Scopes...) {
-		if sc.Open() {
-			return true
-		}
-	}
-	for n := 1; n <= len(ix.Lines); n++ {
-		for _, w := range ix.NamesOn(n) {
-			switch w {
-			case "exec", "globals", "vars", "__dict__", "modules", "__import__":
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // programNames is the set of LOCALS keys some frame of the program may
@@ -141,7 +122,8 @@ func (s *scopeRules) programNames() sortedSet {
 // the names of the function it runs in (for a call, the function the line
 // opens; for the module, the names its own lines, function and class
 // names and `global` statements bind), or nil when that is not known (a
-// line that is not the program's).
+// line that is not the program's, a block that may bind names its text
+// does not show).
 func (s *scopeRules) namesOf(src string, call bool) sortedSet {
 	if !executable(src) {
 		return nil
@@ -168,6 +150,33 @@ func (s *scopeRules) namesOf(src string, call bool) sortedSet {
 		names = append(names, n...)
 	}
 	names.sort()
+	return names
+}
+
+// heldAt narrows namesOf for a line frame at line src: where pysource
+// places the line in one frame, the names that frame may hold there
+// (PossibleLocals: nothing the text binds later, no comprehension's ".0"),
+// else namesOf. Read once per line text.
+func (s *scopeRules) heldAt(src string) sortedSet {
+	if names, ok := s.held[src]; ok {
+		return names
+	}
+	var names sortedSet
+	for j, l := range s.lines {
+		if l != src {
+			continue
+		}
+		may, ok := s.ix.PossibleLocals(j + 1)
+		if !ok {
+			names = s.namesOf(src, false)
+			break
+		}
+		names = append(append(names, ".."), may...)
+	}
+	if names != nil {
+		names.sort()
+	}
+	s.held[src] = names
 	return names
 }
 
@@ -377,6 +386,31 @@ func (s *scopeRules) moduleOnly(src string) bool {
 		}
 	}
 	return s.moduleText[src]
+}
+
+// sureLocals is the intersection of pysource's SureLocals over the lines
+// of text src, nil where one has none (read once per text).
+func (s *scopeRules) sureLocals(src string) []string {
+	if names, ok := s.sure[src]; ok {
+		return names
+	}
+	var sure []string
+	first := true
+	for j, l := range s.lines {
+		if l != src {
+			continue
+		}
+		names := s.ix.SureLocals(j + 1)
+		if !first {
+			names = slices.DeleteFunc(names, func(n string) bool { return !slices.Contains(sure, n) })
+		}
+		sure, first = names, false
+		if len(sure) == 0 {
+			break
+		}
+	}
+	s.sure[src] = sure
+	return sure
 }
 
 // lastStep splits a prompt's last frame and action: last is the frame's

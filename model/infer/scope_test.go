@@ -382,10 +382,10 @@ func TestRulesHoldOnShards(t *testing.T) {
 }
 
 // TestNamesOfAFrameFromTheIndex: a frame's names are what its function
-// binds, reads or passes down, read by the index: a function that only
-// passes a variable to a nested one holds it too (3.11's f_locals shows
-// free variables), and words of comments and strings and attribute names
-// are no names. The line-by-line reading before the index refused mid's
+// binds or passes down, read by the index: a function that only passes a
+// variable to a nested one holds it too (3.11's f_locals shows free
+// variables), a name bound later in the text is not held yet, and words of
+// comments and strings and attribute names are no names. The line-by-line reading before the index refused mid's
 // true LOCALS ({"leaf", "n"}) and allowed "hidden", "word" and "attr".
 func TestNamesOfAFrameFromTheIndex(t *testing.T) {
 	src := strings.Join([]string{
@@ -412,6 +412,12 @@ func TestNamesOfAFrameFromTheIndex(t *testing.T) {
 	}
 	if !outer.contains("mid") || !outer.contains("s") || !outer.contains("n") {
 		t.Errorf("outer's names %q", outer)
+	}
+	if held := s.heldAt("    s = 'word'"); !held.contains("mid") || held.contains("s") || held.contains(".0") {
+		t.Errorf("outer's names before s = 'word' %q", held)
+	}
+	if held := s.heldAt("    return mid(), s.attr"); !held.contains("s") {
+		t.Errorf("outer's names at its return %q", held)
 	}
 }
 

@@ -1,6 +1,7 @@
 package infer
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -28,16 +29,18 @@ func TestConstraintAllowsTrueFrames(t *testing.T) {
 		{`<|exit_error|><|trace_end|><|end_of_text|>`, format.Forward},
 		{`<|inv_line_sep|><|src_sep|>    for i in range(n):<|arg_sep|>{"..": ".."}<|action_sep|>`, format.Backward},
 		{`<|inv_call_sep|><|src_sep|>def f(n):<|arg_sep|>{"n": "'日本'"}<|action_sep|>`, format.Backward},
-		{`<|inv_line_call_sep|><|src_sep|>    return f(2)<|arg_sep|>{}<|action_sep|>`, format.Backward},
+		{`<|inv_line_call_sep|><|src_sep|>    return f(2)<|arg_sep|>{"n": "3"}<|action_sep|>`, format.Backward}, // in def f(n)
 		{`<|inv_exit_entry|><|trace_end|><|end_of_text|>`, format.Backward},
 	}
-	// The program behind the frames: their source lines hold every name.
+	// The program behind the frames: their source lines, and a line of the
+	// first def that binds the names they read.
 	var src []string
 	for _, fr := range frames {
 		if f, err := format.ParseFrame(fr.text); err == nil && !f.Kind.IsExit() {
 			src = append(src, f.Src)
 		}
 	}
+	src = slices.Insert(src, 1, "    x = d = result = 0")
 	rules := promptRules(format.TokBeginOfText + format.TokTraceContextStart + strings.Join(src, "\n") + "\n" + format.TokFrameSep)
 	for _, fr := range frames {
 		if format.CheckFrame(fr.text, fr.dir) != format.Complete {

@@ -1,0 +1,255 @@
+package pysource
+
+import (
+	"slices"
+	"strings"
+)
+
+// What a frame holds at a line: the names every frame running line n holds
+// (SureLocals) and the names it may hold (PossibleLocals), read from the
+// order of the statements of the function (or module) that runs the line.
+
+// lineFrame is the function or module whose frame fires line n's events,
+// the indentation of its body's first level and the index of the statement
+// of that level that holds line n; ok false where the text does not say
+// which frame that is or what it may bind: a line that a lambda,
+// comprehension, one-line body or class body may also run on, a def's or
+// class's header (the function of a body that compiles to nothing, a
+// docstring, fires its line event there), or a scope that may bind names
+// its text does not show (Open; the module: ModuleOpen).
+func (ix *Index) lineFrame(n int) (sc *Scope, level, top int, ok bool) {
+	if n < 1 || n > len(ix.stmtAt) || ix.stmtAt[n-1] < 0 {
+		return nil, 0, 0, false
+	}
+	k := ix.stmtAt[n-1]
+	sc = ix.owner[k]
+	if runs := ix.RunsOn(n); len(runs) != 1 || runs[0] != sc || len(ix.Opens(n)) > 0 || sc.open || sc.oneLine ||
+		sc.Kind != Module && sc.Kind != Function || sc.Kind == Module && ix.ModuleOpen() {
+		return nil, 0, 0, false
+	}
+	if sc.Kind == Function {
+		b := ix.stmtAt[sc.Body-1]
+		if b < 0 {
+			return nil, 0, 0, false
+		}
+		level = ix.stmts[b].indent
+	}
+	for top = k; top > 0 && !(ix.owner[top] == sc && ix.stmts[top].indent == level); top-- {
+	}
+	return sc, level, top, true
+}
+
+// SureLocals lists the names every frame that fires a line event on line n
+// holds in its locals, sorted: the parameters of the function it runs in
+// and the names bound by the statements of its body's first level that
+// come before the one holding line n and always bind when they run (an
+// assignment, import, def, class or with statement; not a for, if, try or
+// while, whose bodies may not run). A name the scope deletes anywhere (del,
+// or an except ... as target, which Python deletes after its handler), a
+// nonlocal one (an enclosing function may delete it) and, in the module, a
+// dunder (the tracer hides those) is left out. Nil where lineFrame does not know the frame. Because
+// every name a statement of the first level binds is bound once it has
+// run, and a frame reaches line n only after every earlier statement of
+// that level ran to its end (an exception would have left the frame), the
+// list is a lower bound of the frame's keys in every run.
+func (ix *Index) SureLocals(n int) []string {
+	sc, level, top, ok := ix.lineFrame(n)
+	if !ok {
+		return nil
+	}
+	sure := set{}
+	if sc.Kind == Function {
+		sure.add(sc.Params...)
+	}
+	ix.namesOnce.Do(ix.readBinds)
+	for j := 0; j < top; j++ {
+		l := ix.stmts[j]
+		if ix.owner[j] != sc || l.indent != level {
+			continue
+		}
+		switch ix.StatementKeyword(l.first) {
+		case "def", "class", "import", "from", "with":
+		case "":
+			if !assigns(l.toks) {
+				continue
+			}
+		default:
+			continue
+		}
+		sure.add(ix.binds[j]...)
+	}
+	// names some statement may unbind: a del target, an except ... as name
+	// (in the module: anywhere, as a function may declare them global)
+	for _, l := range ix.stmts {
+		if sc.Kind != Module && (l.first < sc.First || l.last > sc.End) {
+			continue
+		}
+		del := false
+		for i, t := range l.toks {
+			switch {
+			case t.kind == tOp && t.text == ";":
+				del = false
+			case t.kind != tName:
+			case t.text == "del":
+				del = true
+			case i > 0 && l.toks[i-1].text == ".":
+			case del || i > 0 && l.toks[i-1].text == "as" && l.toks[0].text == "except":
+				delete(sure, t.text)
+			}
+		}
+	}
+	for name := range sc.nonlocals {
+		delete(sure, name) // an enclosing function may delete it
+	}
+	return ix.frameKeys(sc, sure)
+}
+
+// PossibleLocals lists the names a frame that fires a line event on line n
+// may hold in its locals, sorted: the parameters and free variables of the
+// function it runs in, the names its statements before the one of the
+// first level that holds line n bind, and those that statement binds too
+// where it may run more than once before reaching n (a compound statement:
+// a loop) or has run in part (n is not its first line: a := earlier in
+// it). Names some other code may bind at any time are in as well: in the
+// module, those a function or class declares global; in a function, those
+// a nested function declares nonlocal; anywhere, := targets (a
+// comprehension's bind in the function). ok false where lineFrame does not
+// know the frame. The frame runs its statements in order, so at line n
+// nothing later in the text has bound a name yet: an upper bound of the
+// frame's keys in every run.
+func (ix *Index) PossibleLocals(n int) (names []string, ok bool) {
+	sc, level, top, ok := ix.lineFrame(n)
+	if !ok {
+		return nil, false
+	}
+	may := set{}
+	if sc.Kind == Function {
+		may.add(sc.Params...)
+		for name := range sc.free {
+			may.add(name)
+		}
+	}
+	for _, d := range ix.Scopes {
+		switch {
+		case sc.Kind == Module:
+			for name := range d.globals {
+				may.add(name)
+			}
+		case d != sc && within(d, sc):
+			for name := range d.nonlocals {
+				may.add(name)
+			}
+		}
+	}
+	end := top + 1 // past the statement of the first level that holds n
+	if l := ix.stmts[top]; l.first != n || ix.StatementKeyword(l.first) != "" && !simpleKeywords[ix.StatementKeyword(l.first)] {
+		for end < len(ix.stmts) && !(ix.owner[end] == sc && ix.stmts[end].indent <= level) {
+			end++
+		}
+	} else {
+		end = top
+	}
+	ix.namesOnce.Do(ix.readBinds)
+	for j, l := range ix.stmts {
+		if sc.Kind == Module || l.first >= sc.First && l.last <= sc.End {
+			may.add(ix.walrus[j]...)
+		}
+		if j < end && ix.owner[j] == sc {
+			may.add(ix.binds[j]...)
+		}
+	}
+	return ix.frameKeys(sc, may), true
+}
+
+// readBinds reads, once per index, what each statement binds (Binds) and
+// its := targets: PossibleLocals asks for them for every line, and a
+// model engine's decoding for every line of a program.
+func (ix *Index) readBinds() {
+	ix.binds = make([][]string, len(ix.stmts))
+	ix.walrus = make([][]string, len(ix.stmts))
+	for j, l := range ix.stmts {
+		ix.binds[j] = ix.Binds(l.first)
+		for i := 0; i+1 < len(l.toks); i++ {
+			if l.toks[i].kind == tName && l.toks[i+1].kind == tOp && l.toks[i+1].text == ":=" {
+				ix.walrus[j] = append(ix.walrus[j], l.toks[i].text)
+			}
+		}
+	}
+}
+
+// simpleKeywords are the statement keywords of simple statements, which
+// run once each time the frame reaches them.
+var simpleKeywords = map[string]bool{"import": true, "from": true, "return": true, "pass": true, "break": true,
+	"continue": true, "raise": true, "del": true, "assert": true, "global": true, "nonlocal": true, "yield": true}
+
+// within reports whether scope d is nested in scope sc.
+func within(d, sc *Scope) bool {
+	for p := d.Parent; p != nil; p = p.Parent {
+		if p == sc {
+			return true
+		}
+	}
+	return false
+}
+
+// frameKeys keeps of names those the frame of sc shows, sorted: its locals
+// (not a function's global names; a private name in a class mangled) less,
+// in the module, dunders (the tracer hides those).
+func (ix *Index) frameKeys(sc *Scope, names set) []string {
+	locals := set{}
+	locals.add(sc.Locals()...)
+	class := sc.enclosingClass()
+	var out []string
+	for _, name := range names.sorted() {
+		dunder := strings.HasPrefix(name, "__") && strings.HasSuffix(name, "__")
+		if class != "" && strings.HasPrefix(name, "__") && !dunder {
+			name = "_" + class + name // mangled, as Locals has it
+		}
+		if locals[name] && !(sc.Kind == Module && dunder) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// assigns reports whether a simple statement is an assignment (plain,
+// augmented or annotated with a value) with no := in it, whose targets are
+// bound whenever it completes.
+func assigns(toks []token) bool {
+	eq := false
+	for _, t := range toks {
+		if t.kind != tOp {
+			continue
+		}
+		switch t.text {
+		case ":=":
+			return false
+		case "=", "+=", "-=", "*=", "/=", "//=", "%=", "**=", "@=", "&=", "|=", "^=", ">>=", "<<=":
+			eq = true
+		}
+	}
+	return eq
+}
+
+// ModuleOpen reports whether a program may bind or drop module names its
+// text does not show: a scope that is Open (a star import), or code that
+// writes them through exec (anywhere: exec(code, globals())), globals(),
+// vars(), a module's __dict__, sys.modules or __import__ (a word in a
+// string or a comment is none).
+func (ix *Index) ModuleOpen() bool {
+	for _, sc := range append([]*Scope{ix.Module}, ix.Scopes...) {
+		if sc.open {
+			return true
+		}
+	}
+	for n := 1; n <= len(ix.Lines); n++ {
+		for _, w := range ix.NamesOn(n) {
+			switch w {
+			case "exec", "globals", "vars", "__dict__", "modules", "__import__":
+				return true
+			}
+		}
+	}
+	return false
+}

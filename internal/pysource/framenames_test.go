@@ -1,0 +1,175 @@
+package pysource
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestSureAndPossibleLocals: the names a frame surely holds (SureLocals) and may hold
+// (PossibleLocals) at each line of small programs; a line not listed has
+// no rule. TestFrameNamesHoldOnRealTraces (model/infer) checks both
+// against the tracer on real files.
+func TestSureAndPossibleLocals(t *testing.T) {
+	type names struct{ sure, may []string }
+	cases := []struct {
+		name string
+		src  []string
+		want map[int]names
+	}{{
+		name: "module: statements before the line, loops, with",
+		src: []string{
+			"import os.path",             // 1
+			"from math import sqrt as r", // 2
+			"X = Y = 1",                  // 3
+			"if X:",                      // 4: an if binds nothing surely
+			"    Z = 2",                  // 5
+			"for i in range(2):",         // 6
+			"    X += i",                 // 7
+			"def f(a):",                  // 8: a header: its body may fire here
+			"    return a",               // 9
+			"__all__ = ['f']",            // 10: a dunder: the tracer hides it
+			"T: int",                     // 11: binds nothing surely
+			"U: int = 2",                 // 12
+			"with open('/dev/null') as fh:",
+			"    pass",  // 14: in the with: only what came before it is sure
+			"print(fh)", // 15
+		},
+		want: map[int]names{
+			1:  {nil, nil},
+			2:  {[]string{"os"}, []string{"os"}},
+			3:  {[]string{"os", "r"}, []string{"os", "r"}},
+			4:  {[]string{"X", "Y", "os", "r"}, []string{"X", "Y", "Z", "os", "r"}},
+			5:  {[]string{"X", "Y", "os", "r"}, []string{"X", "Y", "Z", "os", "r"}},
+			6:  {[]string{"X", "Y", "os", "r"}, []string{"X", "Y", "Z", "i", "os", "r"}},
+			7:  {[]string{"X", "Y", "os", "r"}, []string{"X", "Y", "Z", "i", "os", "r"}},
+			9:  {[]string{"a"}, []string{"a"}},
+			10: {[]string{"X", "Y", "f", "os", "r"}, []string{"X", "Y", "Z", "f", "i", "os", "r"}},
+			11: {[]string{"X", "Y", "f", "os", "r"}, []string{"X", "Y", "Z", "f", "i", "os", "r"}},
+			12: {[]string{"X", "Y", "f", "os", "r"}, []string{"T", "X", "Y", "Z", "f", "i", "os", "r"}},
+			13: {[]string{"U", "X", "Y", "f", "os", "r"}, []string{"T", "U", "X", "Y", "Z", "f", "fh", "i", "os", "r"}},
+			14: {[]string{"U", "X", "Y", "f", "os", "r"}, []string{"T", "U", "X", "Y", "Z", "f", "fh", "i", "os", "r"}},
+			15: {[]string{"U", "X", "Y", "f", "fh", "os", "r"}, []string{"T", "U", "X", "Y", "Z", "f", "fh", "i", "os", "r"}},
+		},
+	}, {
+		name: "function: parameters, its body's first level, := anywhere",
+		src: []string{
+			"def f(a, *args, b=2, **kw):", // 1
+			"    global G",                // 2
+			"    G = a",                   // 3
+			"    c = a + b",               // 4
+			"    for i in args:",          // 5
+			"        d = i",               // 6
+			"    e = [c for c in args]",   // 7: a comprehension runs here too
+			"    g = e",                   // 8
+			"    if (h := 1):",            // 9
+			"        pass",                // 10
+			"    del c",                   // 11
+			"    return g",                // 12
+		},
+		want: map[int]names{
+			2:  {[]string{"a", "args", "b", "kw"}, []string{"a", "args", "b", "h", "kw"}},
+			3:  {[]string{"a", "args", "b", "kw"}, []string{"a", "args", "b", "h", "kw"}},
+			4:  {[]string{"a", "args", "b", "kw"}, []string{"a", "args", "b", "h", "kw"}},
+			5:  {[]string{"a", "args", "b", "kw"}, []string{"a", "args", "b", "c", "d", "h", "i", "kw"}},
+			6:  {[]string{"a", "args", "b", "kw"}, []string{"a", "args", "b", "c", "d", "h", "i", "kw"}},
+			8:  {[]string{"a", "args", "b", "e", "kw"}, []string{"a", "args", "b", "c", "d", "e", "h", "i", "kw"}},
+			9:  {[]string{"a", "args", "b", "e", "g", "kw"}, []string{"a", "args", "b", "c", "d", "e", "g", "h", "i", "kw"}},
+			10: {[]string{"a", "args", "b", "e", "g", "kw"}, []string{"a", "args", "b", "c", "d", "e", "g", "h", "i", "kw"}},
+			11: {[]string{"a", "args", "b", "e", "g", "kw"}, []string{"a", "args", "b", "c", "d", "e", "g", "h", "i", "kw"}},
+			12: {[]string{"a", "args", "b", "e", "g", "kw"}, []string{"a", "args", "b", "c", "d", "e", "g", "h", "i", "kw"}},
+		},
+	}, {
+		name: "names other code binds or drops: global, nonlocal, del, except ... as, :=",
+		src: []string{
+			"e = 1",                   // 1: k may be bound by f at any time
+			"k = 2",                   // 2
+			"m = n = (p := 3)",        // 3: a := makes the whole statement unsure
+			"try:",                    // 4
+			"    pass",                // 5
+			"except ValueError as e:", // 6: Python deletes e after the handler
+			"    pass",                // 7
+			"def f():",                // 8
+			"    global k",            // 9
+			"    del k",               // 10
+			"q = 4",                   // 11
+			"class C:",                // 12: a header, as 8, 14 and 16
+			"    w = 1",               // 13: a class body: no rule
+			"def g():",                // 14
+			"    x = 1",               // 15: h may set x at any time
+			"    def h():",            // 16
+			"        nonlocal x",      // 17
+			"        x = 2",           // 18
+			"    return x",            // 19
+			"print(q)",                // 20
+		},
+		want: map[int]names{
+			1:  {nil, []string{"k", "p"}},
+			2:  {nil, []string{"e", "k", "p"}},
+			3:  {nil, []string{"e", "k", "p"}},
+			4:  {nil, []string{"e", "k", "m", "n", "p"}},
+			5:  {nil, []string{"e", "k", "m", "n", "p"}},
+			6:  {nil, []string{"e", "k", "m", "n", "p"}},
+			7:  {nil, []string{"e", "k", "m", "n", "p"}},
+			9:  {nil, nil},
+			10: {nil, nil},
+			11: {[]string{"f"}, []string{"e", "f", "k", "m", "n", "p"}},
+			15: {nil, []string{"x"}},
+			17: {nil, []string{"x"}},
+			18: {nil, []string{"x"}},
+			19: {[]string{"h", "x"}, []string{"h", "x"}},
+			20: {[]string{"C", "f", "g", "q"}, []string{"C", "e", "f", "g", "k", "m", "n", "p", "q"}},
+		},
+	}, {
+		name: "a module that writes its names through globals(): no rule there",
+		src:  []string{"x = 1", "globals()['y'] = 2", "def f(a):", "    return a", "print(f(x))"},
+		want: map[int]names{4: {[]string{"a"}, []string{"a"}}},
+	}}
+	for _, tc := range cases {
+		ix := New(strings.Join(tc.src, "\n") + "\n")
+		for n := 1; n <= len(tc.src); n++ {
+			want, ruled := tc.want[n]
+			sure := ix.SureLocals(n)
+			may, ok := ix.PossibleLocals(n)
+			if ok != ruled || !slices.Equal(sure, want.sure) || !slices.Equal(may, want.may) {
+				t.Errorf("%s: line %d (%q): SureLocals %q, PossibleLocals %q (%v); want %q, %q (%v)",
+					tc.name, n, tc.src[n-1], sure, may, ok, want.sure, want.may, ruled)
+			}
+		}
+	}
+}
+
+// TestImportedModules: names only `import` binds, each to one module; any
+// other binding, a global declaration, del or := anywhere drops the name.
+func TestImportedModules(t *testing.T) {
+	src := strings.Join([]string{
+		"import os.path, json as j",
+		"import xml.etree.ElementTree as ET",
+		"import re",
+		"import re",
+		"import sys; x = 1", // a semicolon: not read
+		"try:",
+		"    import csv",
+		"except ImportError:",
+		"    csv = None", // rebound
+		"import math",
+		"def f():",
+		"    global math", // may be rebound
+		"    import glob", // a local of f
+		"import time",
+		"del time",
+		"import abc",
+		"import abc.x as abc",
+		"class C:",
+		"    import heapq", // a class attribute
+	}, "\n") + "\n"
+	got := New(src).ImportedModules()
+	want := map[string]string{"os": "os", "j": "json", "ET": "xml.etree.ElementTree", "re": "re"}
+	if !maps.Equal(got, want) {
+		t.Errorf("ImportedModules = %v, want %v", got, want)
+	}
+	if got := New("from m import *\nimport os\n").ImportedModules(); got != nil {
+		t.Errorf("a star import: ImportedModules = %v, want none", got)
+	}
+}
