@@ -1,9 +1,6 @@
 package pysource
 
-import (
-	"slices"
-	"strings"
-)
+import "slices"
 
 // What a frame holds at a line: the names every frame running line n holds
 // (SureLocals) and the names it may hold (PossibleLocals), read from the
@@ -78,23 +75,12 @@ func (ix *Index) SureLocals(n int) []string {
 		}
 		sure.add(ix.binds[j]...)
 	}
-	// names some statement may unbind: a del target, an except ... as name
-	// (in the module: anywhere, as a function may declare them global)
-	for _, l := range ix.stmts {
-		if sc.Kind != Module && (l.first < sc.First || l.last > sc.End) {
-			continue
-		}
-		del := false
-		for i, t := range l.toks {
-			switch {
-			case t.kind == tOp && t.text == ";":
-				del = false
-			case t.kind != tName:
-			case t.text == "del":
-				del = true
-			case i > 0 && l.toks[i-1].text == ".":
-			case del || i > 0 && l.toks[i-1].text == "as" && l.toks[0].text == "except":
-				delete(sure, t.text)
+	// names some statement may unbind (in the module: anywhere, as a
+	// function may declare them global)
+	for j, l := range ix.stmts {
+		if sc.Kind == Module || l.first >= sc.First && l.last <= sc.End {
+			for _, name := range ix.unbinds[j] {
+				delete(sure, name)
 			}
 		}
 	}
@@ -142,7 +128,7 @@ func (ix *Index) PossibleLocals(n int) (names []string, ok bool) {
 		}
 	}
 	end := top + 1 // past the statement of the first level that holds n
-	if l := ix.stmts[top]; l.first != n || ix.StatementKeyword(l.first) != "" && !simpleKeywords[ix.StatementKeyword(l.first)] {
+	if l, kw := ix.stmts[top], ix.StatementKeyword(ix.stmts[top].first); l.first != n || kw != "" && !simpleKeywords[kw] {
 		for end < len(ix.stmts) && !(ix.owner[end] == sc && ix.stmts[end].indent <= level) {
 			end++
 		}
@@ -161,20 +147,36 @@ func (ix *Index) PossibleLocals(n int) (names []string, ok bool) {
 	return ix.frameKeys(sc, may), true
 }
 
-// readBinds reads, once per index, what each statement binds (Binds) and
-// its := targets: PossibleLocals asks for them for every line, and a
-// model engine's decoding for every line of a program.
+// readBinds reads, once per index, what each statement binds (Binds), its
+// := targets, the names it may unbind (a del's names, an except ... as
+// name, which Python deletes after its handler) and whether the module may
+// bind names its text does not show (ModuleOpen): SureLocals and
+// PossibleLocals ask for them for every line, and a model engine's
+// decoding for every line of a program.
 func (ix *Index) readBinds() {
 	ix.binds = make([][]string, len(ix.stmts))
 	ix.walrus = make([][]string, len(ix.stmts))
+	ix.unbinds = make([][]string, len(ix.stmts))
 	for j, l := range ix.stmts {
 		ix.binds[j] = ix.Binds(l.first)
-		for i := 0; i+1 < len(l.toks); i++ {
-			if l.toks[i].kind == tName && l.toks[i+1].kind == tOp && l.toks[i+1].text == ":=" {
-				ix.walrus[j] = append(ix.walrus[j], l.toks[i].text)
+		del := false
+		for i, t := range l.toks {
+			if i+1 < len(l.toks) && t.kind == tName && l.toks[i+1].kind == tOp && l.toks[i+1].text == ":=" {
+				ix.walrus[j] = append(ix.walrus[j], t.text)
+			}
+			switch {
+			case t.kind == tOp && t.text == ";":
+				del = false
+			case t.kind != tName:
+			case t.text == "del":
+				del = true
+			case i > 0 && l.toks[i-1].text == ".":
+			case del || i > 0 && l.toks[i-1].text == "as" && l.toks[0].text == "except":
+				ix.unbinds[j] = append(ix.unbinds[j], t.text)
 			}
 		}
 	}
+	ix.moduleOpen = ix.readModuleOpen()
 }
 
 // simpleKeywords are the statement keywords of simple statements, which
@@ -201,11 +203,10 @@ func (ix *Index) frameKeys(sc *Scope, names set) []string {
 	class := sc.enclosingClass()
 	var out []string
 	for _, name := range names.sorted() {
-		dunder := strings.HasPrefix(name, "__") && strings.HasSuffix(name, "__")
-		if class != "" && strings.HasPrefix(name, "__") && !dunder {
-			name = "_" + class + name // mangled, as Locals has it
+		if sc.Kind == Module && isDunder(name) {
+			continue
 		}
-		if locals[name] && !(sc.Kind == Module && dunder) {
+		if name = mangle(class, name); locals[name] {
 			out = append(out, name)
 		}
 	}
@@ -236,8 +237,13 @@ func assigns(toks []token) bool {
 // text does not show: a scope that is Open (a star import), or code that
 // writes them through exec (anywhere: exec(code, globals())), globals(),
 // vars(), a module's __dict__, sys.modules or __import__ (a word in a
-// string or a comment is none).
+// string or a comment is none). Read once per index.
 func (ix *Index) ModuleOpen() bool {
+	ix.namesOnce.Do(ix.readBinds)
+	return ix.moduleOpen
+}
+
+func (ix *Index) readModuleOpen() bool {
 	for _, sc := range append([]*Scope{ix.Module}, ix.Scopes...) {
 		if sc.open {
 			return true

@@ -99,15 +99,30 @@ func (s *Scope) Locals() []string {
 		}
 	}
 	if c := s.enclosingClass(); c != "" {
-		// private names are mangled in a class and the functions in it
 		for n := range out {
-			if strings.HasPrefix(n, "__") && !strings.HasSuffix(n, "__") {
+			if m := mangle(c, n); m != n {
 				delete(out, n)
-				out.add("_" + c + n)
+				out.add(m)
 			}
 		}
 	}
 	return out.sorted()
+}
+
+// mangle is name as Python stores it in class (without its leading
+// underscores; "" for none): a private name, __x but not __x__, becomes
+// _class__x in a class and the functions in it.
+func mangle(class, name string) string {
+	if class == "" || !strings.HasPrefix(name, "__") || isDunder(name) {
+		return name
+	}
+	return "_" + class + name
+}
+
+// isDunder reports whether name is a dunder (__x__), which no class
+// mangles and the tracer hides in module and class frames.
+func isDunder(name string) bool {
+	return strings.HasPrefix(name, "__") && strings.HasSuffix(name, "__")
 }
 
 // enclosingClass is the name of the class s is or is in, without its
@@ -150,9 +165,11 @@ type Index struct {
 	calls    map[*Scope]set
 	flowOnce sync.Once
 	flowG    *flowGraph // NextLines' reading of the statements, built at its first call
-	// per logical line: what it binds and its := targets (readBinds)
-	namesOnce     sync.Once
-	binds, walrus [][]string
+	// per logical line: what it binds, its := targets and the names it may
+	// unbind; and ModuleOpen's answer (readBinds)
+	namesOnce              sync.Once
+	binds, walrus, unbinds [][]string
+	moduleOpen             bool
 }
 
 // New indexes src.

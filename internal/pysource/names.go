@@ -204,11 +204,7 @@ func (ix *Index) ImportedModules() map[string]string {
 	mods, other := map[string]string{}, set{}
 	for j, l := range ix.stmts {
 		other.add(ix.walrus[j]...)
-		if l.toks[0].kind == tName && l.toks[0].text == "del" {
-			for _, t := range l.toks {
-				other.add(t.text)
-			}
-		}
+		other.add(ix.unbinds[j]...)
 		if ix.owner[j] != ix.Module {
 			continue
 		}

@@ -163,17 +163,13 @@ func (r *programRules) wholeFrame(cur string) bool {
 // frame's: every line linesFor leaves it), intersected; nil where one
 // line has none or the text does not place it.
 func (r *programRules) sureNames(cur string) []string {
-	var sure []string
-	for k, l := range r.lineFrameLines(cur) {
-		names := r.scopes.sureLocals(l)
-		if k > 0 {
-			names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return !slices.Contains(sure, n) })
+	return commonNames(func(yield func([]string) bool) {
+		for _, l := range r.lineFrameLines(cur) {
+			if !yield(r.scopes.sureLocals(l)) {
+				return
+			}
 		}
-		if sure = names; len(sure) == 0 {
-			return nil
-		}
-	}
-	return sure
+	})
 }
 
 // objectClosed reports whether a LOCALS object's text has its closing

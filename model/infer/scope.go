@@ -2,6 +2,7 @@ package infer
 
 import (
 	"errors"
+	"iter"
 	"maps"
 	"slices"
 	"strings"
@@ -394,23 +395,31 @@ func (s *scopeRules) sureLocals(src string) []string {
 	if names, ok := s.sure[src]; ok {
 		return names
 	}
-	var sure []string
-	first := true
-	for j, l := range s.lines {
-		if l != src {
-			continue
+	sure := commonNames(func(yield func([]string) bool) {
+		for j, l := range s.lines {
+			if l == src && !yield(s.ix.SureLocals(j+1)) {
+				return
+			}
 		}
-		names := s.ix.SureLocals(j + 1)
-		if !first {
-			names = slices.DeleteFunc(names, func(n string) bool { return !slices.Contains(sure, n) })
-		}
-		sure, first = names, false
-		if len(sure) == 0 {
-			break
-		}
-	}
+	})
 	s.sure[src] = sure
 	return sure
+}
+
+// commonNames is the names every list of each holds, nil where one holds
+// none (each stops there).
+func commonNames(each iter.Seq[[]string]) []string {
+	var common []string
+	first := true
+	for names := range each {
+		if !first {
+			names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return !slices.Contains(common, n) })
+		}
+		if common, first = names, false; len(common) == 0 {
+			return nil
+		}
+	}
+	return common
 }
 
 // lastStep splits a prompt's last frame and action: last is the frame's
