@@ -1,12 +1,14 @@
 package pysource
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
 
-// FuzzIndex: any text indexes without a panic, and every line number the
-// index gives is a line of the text.
+// FuzzIndex: any text indexes without a panic, every line number the
+// index gives is a line of the text, and the names a frame surely holds
+// at a line are among those it may hold.
 func FuzzIndex(f *testing.F) {
 	for _, s := range []string{
 		"def f(x):\n    return x\n",
@@ -30,6 +32,7 @@ func FuzzIndex(f *testing.F) {
 		ix := New(src)
 		n := len(ix.Lines)
 		_ = ix.Unbound()
+		_, _ = ix.ImportedModules(), ix.FixedFunctions()
 		in := func(what string, l int) {
 			if l < 1 || l > max(n, 1) {
 				t.Fatalf("%s line %d out of 1..%d in %q", what, l, n, src)
@@ -69,6 +72,16 @@ func FuzzIndex(f *testing.F) {
 			}
 			ix.CallChain(l)
 			ix.IsMainGuard(l)
+			// what a frame surely holds it may hold
+			if may, ok := ix.PossibleLocals(l); ok {
+				for _, name := range ix.SureLocals(l) {
+					if !slices.Contains(may, name) {
+						t.Fatalf("line %d: sure %q is not among the possible %q in %q", l, name, may, src)
+					}
+				}
+			} else if sure := ix.SureLocals(l); sure != nil {
+				t.Fatalf("line %d: sure names %q where no frame is known in %q", l, sure, src)
+			}
 			if c := ix.Comment(l); c >= 0 && ix.Line(l)[c] != '#' {
 				t.Fatalf("line %d: comment at %d in %q", l, c, src)
 			}
