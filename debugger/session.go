@@ -513,12 +513,18 @@ func (s *Session) Do(ctx context.Context, cmd Command) (Stop, error) {
 		}
 		return s.Current(), fmt.Errorf("gave up after %d reverse continues", maxRepeats)
 	case cmd.Action == Continue && len(cmd.Breaks) > 0, cmd.Action == Breakpoint && cmd.Line > 0:
-		for range maxRepeats {
+		for i := range maxRepeats {
 			st, err := s.next(ctx, cmd)
 			if err != nil || st.IsExit() || st.Event != tracer.EventLine && cmd.Action == Continue {
 				return st, err
 			}
 			if cmd.Action == Continue && s.breaks[st.Lineno] && s.stopsAt(st) || cmd.Action == Breakpoint && st.Lineno == cmd.Line {
+				return st, nil
+			}
+			if !s.atBreakText(st, cmd) && !(i == 0 && cur.IsExit()) {
+				// The backend stopped short of every breakpoint (a model's
+				// walk at its bound): asking again would walk as far again.
+				// (From before the start, backends answer with the start.)
 				return st, nil
 			}
 		}
@@ -540,6 +546,23 @@ func (s *Session) next(ctx context.Context, cmd Command) (Stop, error) {
 	}
 	s.history = append(s.history, Step{Command: cmd, Stop: st})
 	return st, nil
+}
+
+// atBreakText reports whether a forward continue or breakpoint action
+// that stopped at st may be repeated toward its breakpoint: st's line is a
+// breakpoint's, or has its text (a model engine places a breakpoint by its
+// line's text, which other lines may share).
+func (s *Session) atBreakText(st Stop, cmd Command) bool {
+	lines := cmd.Breaks
+	if cmd.Action == Breakpoint {
+		lines = []int{cmd.Line}
+	}
+	for _, n := range lines {
+		if n == st.Lineno || s.Line(n) == st.Src {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Session) emulateReverseContinue(ctx context.Context, breaks []int) (Stop, error) {

@@ -194,6 +194,43 @@ func TestSessionRepeatsContinueForSharedText(t *testing.T) {
 	runSessionTable(t, s, []sessionStep{{"rc emulated", Command{Action: Continue, Backward: true}, 1, ""}})
 }
 
+// shortWalk is a predictive backend whose continue stops at the next
+// line, as a model's walk at its bound does; calls counts its answers.
+type shortWalk struct {
+	predictive
+	calls *int
+}
+
+func (w shortWalk) Next(ctx context.Context, h []Step, c Command) (Stop, error) {
+	*w.calls++
+	if c.Action == Continue && !c.Backward {
+		c = Command{Action: StepOver}
+	}
+	return w.predictive.Next(ctx, h, c)
+}
+
+func TestSessionContinueStoppedShortIsNotRepeated(t *testing.T) {
+	ctx := context.Background()
+	calls := 0
+	s, err := NewSession(ctx, shortWalk{predictive{NewTree(sameText())}, &calls})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetBreak(5); err != nil {
+		t.Fatal(err)
+	}
+	// The walk stops at line 3, which has line 5's text: asked again, it
+	// stops at line 4, which has no breakpoint's text: the session shows
+	// it instead of asking again.
+	runSessionTable(t, s, []sessionStep{
+		{"n", Command{Action: StepOver}, 1, ""},
+		{"c", Command{Action: Continue}, 3, ""},
+	})
+	if calls != 3 {
+		t.Errorf("the backend answered %d times, want 3 (n, and c twice)", calls)
+	}
+}
+
 // recording is a predictive backend that keeps the stop each Next call saw
 // as the current one: what a model would read as its context.
 type recording struct {

@@ -291,6 +291,10 @@ func (w *walker) one(step format.Step, wantLine int) (debugger.Stop, error) {
 		// A script's module call, which has no text, is before the start
 		// (pdb's first stop is the module's first line), as on every engine.
 		st = debugger.Stop{State: tracer.State{Event: debugger.EventExit}, Exit: debugger.ExitInvEntry, Index: -1, Predicted: true, Confidence: st.Confidence}
+		if cur := w.hist[len(w.hist)-1].Stop; step.Action != debugger.InvStepCall && !w.b.atStartLine(cur) {
+			// One step back from a later state reaches the start at most.
+			st = w.b.start
+		}
 	}
 	s := debugger.Step{Command: debugger.Command{Action: step.Action, Src: step.Src}, Stop: st}
 	w.hist, w.path = append(w.hist, s), append(w.path, s)
@@ -496,6 +500,12 @@ func tail(hist []debugger.Step, inverse bool) (stops []debugger.Stop, steps []fo
 		}
 	}
 	return stops, steps, i
+}
+
+// atStartLine reports whether st is a line event of the start's line in
+// the module (the start itself, or that line again in a module loop).
+func (b *Neural) atStartLine(st debugger.Stop) bool {
+	return st.Event == tracer.EventLine && st.Function == b.start.Function && st.Lineno == b.start.Lineno
 }
 
 // sameStop reports whether two stops show the same state.

@@ -12,6 +12,7 @@ import (
 	"ndb/debugger"
 	"ndb/engine"
 	"ndb/engine/enginetest"
+	"ndb/format"
 	"ndb/tracer"
 )
 
@@ -366,4 +367,48 @@ func TestReverseStepsBeforeAScriptsStart(t *testing.T) {
 		"exit inv_exit_entry",
 		"error: at start",
 	})
+}
+
+// TestStepBackNeverPassesTheStart: one step back from a later state
+// reaches a script's start at most. A model that answers it with the
+// module's call (here: the oracle asked for a jump back to the call
+// instead) gets the start; at the start the same answer is before it.
+func TestStepBackNeverPassesTheStart(t *testing.T) {
+	ctx := context.Background()
+	re := engine.NewReal(engine.Options{Workers: 1})
+	defer re.Close()
+	p := readProgram(t, "stack.py", "")
+	tr, err := re.Trace(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oracle := enginetest.NewOracle(tr)
+	pred := engine.PredictorFunc(func(ctx context.Context, prompt string, k int, d engine.Draw) ([]string, error) {
+		for _, a := range []debugger.Action{debugger.InvStepInto, debugger.InvStepOver} {
+			tok := "<|" + string(a) + "|>" + format.TokFrameSep
+			if i := strings.LastIndex(prompt, tok); i >= 0 && i+len(tok) == len(prompt) {
+				prompt = prompt[:i] + "<|" + string(debugger.InvStepCall) + "|>" + format.TokFrameSep
+			}
+		}
+		return oracle.Predict(ctx, prompt, k, d)
+	})
+	b, err := engine.NewNeural(p, pred, engine.Draw{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := runTable(t, b, "s;rs;rs;rs;s;s;rn;rr")
+	want := []string{
+		"start <module>:1 line [<module>:1]",
+		"<module>:8 line [<module>:8]",
+		"<module>:1 line [<module>:1]",
+		"exit inv_exit_entry",
+		"error: at start",
+		"<module>:1 line [<module>:1]",
+		"<module>:8 line [<module>:8]",
+		"<module>:1 line [<module>:1]",
+		"exit inv_exit_entry",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }

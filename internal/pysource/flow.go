@@ -208,14 +208,19 @@ func (f *flowGraph) entry(k int) []int {
 	return out
 }
 
-// mayBeEmpty: global, nonlocal and a lone constant (a docstring, `...`)
-// compile to no instruction with a line of its own.
+// mayBeEmpty: global, nonlocal, a lone constant (a docstring, `...`) and,
+// in a function, a name's annotation without a value (never evaluated
+// there) compile to no instruction with a line of its own.
 func (f *flowGraph) mayBeEmpty(k int) bool {
 	toks := f.ix.stmts[k].toks
 	if f.kw[k] != "" {
 		return false
 	}
 	if toks[0].kind == tName && (toks[0].text == "global" || toks[0].text == "nonlocal") {
+		return true
+	}
+	if f.ix.owner[k].Kind == Function && len(toks) > 2 && toks[0].kind == tName && toks[1].kind == tOp && toks[1].text == ":" &&
+		!slices.ContainsFunc(toks, func(t token) bool { return t.kind == tOp && t.text == "=" }) {
 		return true
 	}
 	for _, t := range toks {
@@ -375,16 +380,20 @@ func (f *flowGraph) lastIn(k int) int {
 }
 
 // jumpsIn lists the jumps (break, continue, return, raise: hard keywords,
-// which only start a statement) of the statements starting on lines first
-// to last.
+// which only start a statement; a bare raise as "reraise") of the
+// statements starting on lines first to last.
 func (f *flowGraph) jumpsIn(first, last int) []string {
 	var out []string
 	for _, l := range f.ix.stmts {
 		if l.first < first || l.first > last {
 			continue
 		}
-		for _, t := range l.toks {
+		for i, t := range l.toks {
 			if t.kind == tName && (t.text == "break" || t.text == "continue" || t.text == "return" || t.text == "raise") {
+				if t.text == "raise" && (i+1 == len(l.toks) || l.toks[i+1].text == ";") {
+					out = append(out, "reraise")
+					continue
+				}
 				out = append(out, t.text)
 			}
 		}
@@ -502,6 +511,10 @@ func (f *flowGraph) jumpsOut(k, first, last int) []int {
 			out = append(out, f.jumpTargets(k, j)...)
 		case "return":
 			out = append(out, f.crossed(k, -1)...)
+		case "reraise":
+			// A bare raise re-raises with no exception event (3.11's
+			// RAISE_VARARGS 0 skips it): the next line may be a handler's.
+			out = append(out, f.handlers(k)...)
 		}
 	}
 	return out

@@ -110,6 +110,23 @@ func TestNextLines(t *testing.T) {
 		},
 		want: map[int][]int{3: {3, 4, 5}, 4: {3}}, // a with goes back to itself at its exit (after a body that fires nothing)
 	}, {
+		name: "an annotation without a value in a function, a bare raise",
+		src: []string{
+			"def f(x):",
+			"    z = x",
+			"    y: int", // 3: no event
+			"    try:",
+			"        y = 1 / z", // 5
+			"    except ZeroDivisionError:",
+			"        raise", // 7: no exception event (a re-raise): on to the finally
+			"    finally:",
+			"        x = None",
+			"    return y", // 10
+			"w: int",       // 11: fires in the module (it sets __annotations__)
+			"f(1)",
+		},
+		want: map[int][]int{2: {3, 4, 5}, 4: {5}, 5: {9}, 6: {7, 9}, 7: {6, 9}, 9: {10}, 11: {12}},
+	}, {
 		name: "no rule where the chain cannot be read",
 		src:  []string{"x = 1", "else:", "    y = 2"},
 		want: map[int][]int{1: nil, 3: nil},

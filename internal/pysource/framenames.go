@@ -10,30 +10,39 @@ import "slices"
 // the indentation of its body's first level and the index of the statement
 // of that level that holds line n; ok false where the text does not say
 // which frame that is or what it may bind: a line that a lambda,
-// comprehension, one-line body or class body may also run on, a def's or
-// class's header (the function of a body that compiles to nothing, a
-// docstring, fires its line event there), or a scope that may bind names
-// its text does not show (Open; the module: ModuleOpen).
-func (ix *Index) lineFrame(n int) (sc *Scope, level, top int, ok bool) {
+// comprehension or one-line body may also run on, or a scope that may bind
+// names its text does not show (Open; the module: ModuleOpen). On a def's
+// or class's first line their own frames may fire a line event too (a
+// class body's first, a body that is only a docstring): those are firing,
+// and ok only where none may bind names its text does not show.
+func (ix *Index) lineFrame(n int) (sc *Scope, level, top int, firing []*Scope, ok bool) {
 	if n < 1 || n > len(ix.stmtAt) || ix.stmtAt[n-1] < 0 {
-		return nil, 0, 0, false
+		return nil, 0, 0, nil, false
 	}
 	k := ix.stmtAt[n-1]
 	sc = ix.owner[k]
-	if runs := ix.RunsOn(n); len(runs) != 1 || runs[0] != sc || len(ix.Opens(n)) > 0 || sc.open || sc.oneLine ||
-		sc.Kind != Module && sc.Kind != Function || sc.Kind == Module && ix.ModuleOpen() {
-		return nil, 0, 0, false
+	for _, r := range ix.RunsOn(n) {
+		switch {
+		case r == sc:
+		case r.First != n || r.open || r.oneLine || r.Kind != Function && r.Kind != Class:
+			return nil, 0, 0, nil, false
+		default:
+			firing = append(firing, r)
+		}
+	}
+	if sc.open || sc.oneLine || sc.Kind != Module && sc.Kind != Function || sc.Kind == Module && ix.ModuleOpen() {
+		return nil, 0, 0, nil, false
 	}
 	if sc.Kind == Function {
 		b := ix.stmtAt[sc.Body-1]
 		if b < 0 {
-			return nil, 0, 0, false
+			return nil, 0, 0, nil, false
 		}
 		level = ix.stmts[b].indent
 	}
 	for top = k; top > 0 && !(ix.owner[top] == sc && ix.stmts[top].indent == level); top-- {
 	}
-	return sc, level, top, true
+	return sc, level, top, firing, true
 }
 
 // SureLocals lists the names every frame that fires a line event on line n
@@ -50,8 +59,8 @@ func (ix *Index) lineFrame(n int) (sc *Scope, level, top int, ok bool) {
 // that level ran to its end (an exception would have left the frame), the
 // list is a lower bound of the frame's keys in every run.
 func (ix *Index) SureLocals(n int) []string {
-	sc, level, top, ok := ix.lineFrame(n)
-	if !ok {
+	sc, level, top, firing, ok := ix.lineFrame(n)
+	if !ok || len(firing) > 0 { // a class body starts with no name, a function with its parameters only
 		return nil
 	}
 	sure := set{}
@@ -104,16 +113,13 @@ func (ix *Index) SureLocals(n int) []string {
 // nothing later in the text has bound a name yet: an upper bound of the
 // frame's keys in every run.
 func (ix *Index) PossibleLocals(n int) (names []string, ok bool) {
-	sc, level, top, ok := ix.lineFrame(n)
+	sc, level, top, firing, ok := ix.lineFrame(n)
 	if !ok {
 		return nil, false
 	}
 	may := set{}
 	if sc.Kind == Function {
-		may.add(sc.Params...)
-		for name := range sc.free {
-			may.add(name)
-		}
+		may = sc.entryNames()
 	}
 	for _, d := range ix.Scopes {
 		switch {
@@ -128,7 +134,7 @@ func (ix *Index) PossibleLocals(n int) (names []string, ok bool) {
 		}
 	}
 	end := top + 1 // past the statement of the first level that holds n
-	if l, kw := ix.stmts[top], ix.StatementKeyword(ix.stmts[top].first); l.first != n || kw != "" && !simpleKeywords[kw] {
+	if l, kw := ix.stmts[top], ix.StatementKeyword(ix.stmts[top].first); l.first != n || kw != "" && !runOnceKeywords[kw] {
 		for end < len(ix.stmts) && !(ix.owner[end] == sc && ix.stmts[end].indent <= level) {
 			end++
 		}
@@ -144,7 +150,25 @@ func (ix *Index) PossibleLocals(n int) (names []string, ok bool) {
 			may.add(ix.binds[j]...)
 		}
 	}
-	return ix.frameKeys(sc, may), true
+	names = ix.frameKeys(sc, may)
+	for _, f := range firing { // its own first line event: nothing bound yet (a class body's names are dunders)
+		if f.Kind == Function {
+			names = append(names, ix.frameKeys(f, f.entryNames())...)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names), true
+}
+
+// entryNames are the names a function's frame holds when it starts: its
+// parameters and free variables.
+func (s *Scope) entryNames() set {
+	names := set{}
+	names.add(s.Params...)
+	for name := range s.free {
+		names.add(name)
+	}
+	return names
 }
 
 // readBinds reads, once per index, what each statement binds (Binds), its
@@ -179,9 +203,10 @@ func (ix *Index) readBinds() {
 	ix.moduleOpen = ix.readModuleOpen()
 }
 
-// simpleKeywords are the statement keywords of simple statements, which
-// run once each time the frame reaches them.
-var simpleKeywords = map[string]bool{"import": true, "from": true, "return": true, "pass": true, "break": true,
+// runOnceKeywords are the statement keywords of simple statements and of
+// def and class statements (their bodies are other frames), which run once
+// each time the frame reaches them.
+var runOnceKeywords = map[string]bool{"def": true, "class": true, "import": true, "from": true, "return": true, "pass": true, "break": true,
 	"continue": true, "raise": true, "del": true, "assert": true, "global": true, "nonlocal": true, "yield": true}
 
 // within reports whether scope d is nested in scope sc.
@@ -244,10 +269,8 @@ func (ix *Index) ModuleOpen() bool {
 }
 
 func (ix *Index) readModuleOpen() bool {
-	for _, sc := range append([]*Scope{ix.Module}, ix.Scopes...) {
-		if sc.open {
-			return true
-		}
+	if ix.Module.open { // a star import (an open class body or function writes its own namespace)
+		return true
 	}
 	for n := 1; n <= len(ix.Lines); n++ {
 		for _, w := range ix.NamesOn(n) {

@@ -27,7 +27,7 @@ func TestSureAndPossibleLocals(t *testing.T) {
 			"    Z = 2",                  // 5
 			"for i in range(2):",         // 6
 			"    X += i",                 // 7
-			"def f(a):",                  // 8: a header: its body may fire here
+			"def f(a):",                  // 8: the module's def statement (its body fires elsewhere)
 			"    return a",               // 9
 			"__all__ = ['f']",            // 10: a dunder: the tracer hides it
 			"T: int",                     // 11: binds nothing surely
@@ -44,6 +44,7 @@ func TestSureAndPossibleLocals(t *testing.T) {
 			5:  {[]string{"X", "Y", "os", "r"}, []string{"X", "Y", "Z", "os", "r"}},
 			6:  {[]string{"X", "Y", "os", "r"}, []string{"X", "Y", "Z", "i", "os", "r"}},
 			7:  {[]string{"X", "Y", "os", "r"}, []string{"X", "Y", "Z", "i", "os", "r"}},
+			8:  {[]string{"X", "Y", "os", "r"}, []string{"X", "Y", "Z", "i", "os", "r"}},
 			9:  {[]string{"a"}, []string{"a"}},
 			10: {[]string{"X", "Y", "f", "os", "r"}, []string{"X", "Y", "Z", "f", "i", "os", "r"}},
 			11: {[]string{"X", "Y", "f", "os", "r"}, []string{"X", "Y", "Z", "f", "i", "os", "r"}},
@@ -69,6 +70,7 @@ func TestSureAndPossibleLocals(t *testing.T) {
 			"    return g",                // 12
 		},
 		want: map[int]names{
+			1:  {nil, []string{"G"}}, // the module's def statement: G, that f may bind any time
 			2:  {[]string{"a", "args", "b", "kw"}, []string{"a", "args", "b", "h", "kw"}},
 			3:  {[]string{"a", "args", "b", "kw"}, []string{"a", "args", "b", "h", "kw"}},
 			4:  {[]string{"a", "args", "b", "kw"}, []string{"a", "args", "b", "h", "kw"}},
@@ -112,14 +114,40 @@ func TestSureAndPossibleLocals(t *testing.T) {
 			5:  {nil, []string{"e", "k", "m", "n", "p"}},
 			6:  {nil, []string{"e", "k", "m", "n", "p"}},
 			7:  {nil, []string{"e", "k", "m", "n", "p"}},
+			8:  {nil, []string{"e", "k", "m", "n", "p"}},
 			9:  {nil, nil},
 			10: {nil, nil},
 			11: {[]string{"f"}, []string{"e", "f", "k", "m", "n", "p"}},
+			12: {nil, []string{"e", "f", "k", "m", "n", "p", "q"}},
+			14: {[]string{"C", "f", "q"}, []string{"C", "e", "f", "k", "m", "n", "p", "q"}},
 			15: {nil, []string{"x"}},
+			16: {[]string{"x"}, []string{"x"}},
 			17: {nil, []string{"x"}},
 			18: {nil, []string{"x"}},
 			19: {[]string{"h", "x"}, []string{"h", "x"}},
 			20: {[]string{"C", "f", "g", "q"}, []string{"C", "e", "f", "g", "k", "m", "n", "p", "q"}},
+		},
+	}, {
+		name: "classes with bases (a metaclass writes their bodies only), decorators, one-line defs",
+		src: []string{
+			"class E(Exception):",            // 1: E's body may hold names its text does not show
+			"    pass",                       // 2
+			"class A:",                       // 3
+			"    pass",                       // 4
+			"@staticmethod",                  // 5: d's first line: a docstring-only body fires here
+			"def d(x):",                      // 6
+			"    'only a docstring'",         // 7
+			"def one(y): return y",           // 8: a one-line body: no rule
+			"a = A()",                        // 9
+			"print(a, d(1), one(2), E('e'))", // 10
+		},
+		want: map[int]names{
+			3:  {nil, []string{"E"}},           // the module, or A's body holding nothing yet
+			5:  {nil, []string{"A", "E", "x"}}, // the module, or d's frame holding x
+			6:  {[]string{"A", "E"}, []string{"A", "E"}},
+			7:  {[]string{"x"}, []string{"x"}},
+			9:  {[]string{"A", "E", "d", "one"}, []string{"A", "E", "d", "one"}},
+			10: {[]string{"A", "E", "a", "d", "one"}, []string{"A", "E", "a", "d", "one"}},
 		},
 	}, {
 		name: "a module that writes its names through globals(): no rule there",

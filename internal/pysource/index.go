@@ -197,11 +197,17 @@ func New(src string) *Index {
 			ix.addRun(n, ix.owner[k])
 		}
 	}
+	bodies := map[*Scope][]int{}
+	for k := range ix.stmts {
+		bodies[ix.owner[k]] = append(bodies[ix.owner[k]], k)
+	}
 	for _, s := range ix.Scopes {
 		if s.Kind == Class {
 			ix.addRun(s.First, s) // the body's first line event is on co_firstlineno (3.11)
 		}
 		switch {
+		case s.Kind == Function && !s.oneLine && ix.docstringOnly(bodies[s]):
+			ix.addRun(s.First, s) // its one line event (and its return) are on co_firstlineno
 		case s.oneLine && (s.Kind == Function || s.Kind == Class):
 			for n := s.Body; n <= s.End; n++ {
 				ix.addRun(n, s)
@@ -213,6 +219,12 @@ func New(src string) *Index {
 		}
 	}
 	return ix
+}
+
+// docstringOnly reports whether a body (its statements' indexes) is one
+// string statement: a docstring, which compiles to no instruction of its own.
+func (ix *Index) docstringOnly(body []int) bool {
+	return len(body) == 1 && !slices.ContainsFunc(ix.stmts[body[0]].toks, func(t token) bool { return t.kind != tString })
 }
 
 func (ix *Index) addRun(n int, s *Scope) {

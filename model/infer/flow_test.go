@@ -32,6 +32,7 @@ func realTracePrograms(t *testing.T) (*tracer.Tracer, []tracer.Program) {
 		{Path: "except*", Source: "try:\n    raise ExceptionGroup('g', [ValueError(1), TypeError(2)])\nexcept* ValueError:\n    a = 1\nexcept* TypeError:\n    b = 2\nfinally:\n    c = 3\n"},
 		{Path: "with", Source: "import contextlib\n@contextlib.contextmanager\ndef cm():\n    yield 1\ndef f(n):\n    for i in range(n):\n        try:\n            with cm() as v:\n                if i == 1:\n                    continue\n                if i == 2:\n                    raise KeyError(i)\n                if i == 3:\n                    break\n        except KeyError:\n            pass\n        finally:\n            n -= 1\n    with cm():\n        return n\nf(5)\n"},
 		{Path: "gen", Source: "def g(n):\n    while True:\n        if n <= 0:\n            return\n        yield n\n        n -= 1\nclass C(dict):\n    '''doc'''\n    x = [v for v in g(3)]\nprint(sum(g(4)), C.x)\n"},
+		{Path: "headers", Source: "import enum, functools\nclass E(Exception):\n    pass\nclass B(E):\n    \"\"\"doc\"\"\"\nclass Color(enum.Enum):\n    RED = 1\n@functools.lru_cache\ndef d(x):\n    'only a docstring'\ndef g(y, z=2):\n    'doc'\nclass K:\n    'doc only'\ndef outer(a):\n    def inner(b):\n        'doc'\n    inner(a)\n    return a\ne = E(1)\nprint(d(2), g(3), B(), K(), Color.RED, outer(4))\n"},
 	}
 	add := func(dir string, every int) {
 		files, _ := filepath.Glob(filepath.Join(dir, "*.py"))
