@@ -1,6 +1,7 @@
 package pysource
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -191,5 +192,71 @@ func TestFixedFunctions(t *testing.T) {
 	}
 	if got := New("from m import *\ndef f(): pass\n").FixedFunctions(); got != nil {
 		t.Errorf("a star import may rebind anything: %v", got)
+	}
+}
+
+func TestFixedClasses(t *testing.T) {
+	src := strings.Join([]string{
+		"import enum, dataclasses",
+		"class Plain:",
+		"    pass",
+		"class Err(Exception): pass",  // a builtin base: type's repr
+		"class Sub(Err, Plain): pass", // the program's fixed classes
+		"class Color(enum.Enum):",     // EnumMeta's repr
+		"    RED = 1",
+		"class Meta(type): pass",               // type is not among the bases read (left out, not wrong)
+		"class WithMeta(metaclass=Meta): pass", // a keyword
+		"class OfMeta(Meta): pass",             // a base that is not fixed
+		"@dataclasses.dataclass",
+		"class Decorated: pass",
+		"class Rebound: pass",
+		"Rebound = None",
+		"class Caught(Exception): pass",
+		"try:",
+		"    raise Caught()",
+		"except Caught as Caught:", // except ... as unbinds it
+		"    pass",
+		"class Shadow(list): pass",
+		"list = tuple", // the builtin is shadowed
+		"def f():",
+		"    global Globaled",
+		"    Globaled = 1",
+		"class Globaled: pass",
+		"class Empty(): pass",
+		"print(Plain(), Err('e'), Sub, Color.RED, WithMeta, OfMeta, Decorated, Rebound, Shadow, Globaled, Empty)",
+	}, "\n")
+	got := New(src).FixedClasses()
+	if want := []string{"Empty", "Err", "Plain", "Sub"}; !slices.Equal(got, want) {
+		t.Errorf("FixedClasses = %v, want %v", got, want)
+	}
+	if got := New("from m import *\nclass C: pass\n").FixedClasses(); got != nil {
+		t.Errorf("a star import may rebind anything: %v", got)
+	}
+}
+
+func TestFixedInstances(t *testing.T) {
+	src := strings.Join([]string{
+		"class P:",
+		"    pass",
+		"class Q(P): pass",
+		"class E(Exception): pass", // fixed, but Exception has its own repr
+		"p = P()",
+		"q = Q(1, [2])",
+		"q = Q()", // the same class again
+		"e = E('x')",
+		"m = P() if p else None", // not a lone call
+		"n = P().x",
+		"s = P()",
+		"s = Q()", // another class
+		"for u in [P()]:",
+		"    pass",
+		"print(p, q, e, m, n, s, u)",
+	}, "\n")
+	got := New(src).FixedInstances()
+	if want := map[string]string{"p": "P", "q": "Q"}; !maps.Equal(got, want) {
+		t.Errorf("FixedInstances = %v, want %v", got, want)
+	}
+	if got := New("class P:\n    def __repr__(self): return 'p'\np = P()\n").FixedInstances(); got != nil {
+		t.Errorf("a program that names __repr__ may show any repr: %v", got)
 	}
 }

@@ -189,6 +189,161 @@ func (ix *Index) FixedFunctions() []string {
 	return out
 }
 
+// FixedClasses lists the module's classes whose name holds the class for
+// the whole run once its class statement has run: an undecorated class
+// statement of the module, the only statement of the module that binds the
+// name (no scope declares it global; no del, except ... as or := names
+// it), whose bases are none, builtin classes the program does not shadow
+// (object, int, str, ..., the exceptions: their metaclass is type) or other
+// such classes of the program, with no keyword (a metaclass). A module
+// frame that holds such a name holds that class, which the tracer shows as
+// <class '__main__.NAME'>. Nil for a program that may bind names its text
+// does not show.
+func (ix *Index) FixedClasses() []string {
+	fixed, _ := ix.fixedClasses()
+	if fixed == nil {
+		return nil
+	}
+	return fixed.sorted()
+}
+
+// fixedClasses is FixedClasses as a set, with each one's bases.
+func (ix *Index) fixedClasses() (set, map[string][]string) {
+	if ix.ModuleOpen() {
+		return nil, nil
+	}
+	ix.namesOnce.Do(ix.readBinds)
+	binds, other := ix.moduleBindCounts()
+	bases := map[string][]string{} // a candidate class -> its bases
+	for j, l := range ix.stmts {
+		kw := keywordAt(l.toks)
+		if ix.owner[j] != ix.Module || kw != 0 || l.toks[0].text != "class" || kw+1 >= len(l.toks) ||
+			j > 0 && ix.stmts[j-1].toks[0].text == "@" {
+			continue
+		}
+		name := l.toks[1].text
+		if binds[name] != 1 || other[name] {
+			continue
+		}
+		bs, ok := []string{}, true
+		if len(l.toks) > 3 && l.toks[2].text == "(" && l.toks[3].text != ")" {
+			for _, part := range splitTop(l.toks[3:matching(l.toks, 2)], ",") {
+				if len(part) != 1 || part[0].kind != tName {
+					ok = false // a keyword (metaclass=...), an attribute, a call
+					break
+				}
+				bs = append(bs, part[0].text)
+			}
+		}
+		if ok {
+			bases[name] = bs
+		}
+	}
+	fixed := set{}
+	for grown := true; grown; { // a base of the program must be fixed first
+		grown = false
+		for name, bs := range bases {
+			if !fixed[name] && !slices.ContainsFunc(bs, func(b string) bool { return !fixed[b] && !(typeBuiltins[b] && ix.unbound[b]) }) {
+				fixed.add(name)
+				grown = true
+			}
+		}
+	}
+	return fixed, bases
+}
+
+// moduleBindCounts counts the module's statements that bind each name, and
+// lists the names other code may bind or unbind at any time (a global
+// declared in a scope, a del, an except ... as, a := anywhere).
+func (ix *Index) moduleBindCounts() (map[string]int, set) {
+	binds, other := map[string]int{}, set{}
+	for j := range ix.stmts {
+		other.add(ix.walrus[j]...)
+		other.add(ix.unbinds[j]...)
+		if ix.owner[j] == ix.Module {
+			for _, name := range ix.binds[j] {
+				binds[name]++
+			}
+		}
+	}
+	for _, sc := range ix.Scopes {
+		for name := range sc.globals {
+			other.add(name)
+		}
+	}
+	return binds, other
+}
+
+// FixedInstances maps each module name whose every binding is `NAME =
+// C(...)` with one class C to C, where C is a fixed class (FixedClasses)
+// derived from object alone, through fixed classes: the tracer shows such
+// an instance as <__main__.C object at 0x0>. Nil where the program's text
+// names __repr__, __new__ or __class__ anywhere (a repr or a class that
+// may differ), or may bind names its text does not show.
+func (ix *Index) FixedInstances() map[string]string {
+	fixed, bases := ix.fixedClasses()
+	if fixed == nil {
+		return nil
+	}
+	for n := 1; n <= len(ix.Lines); n++ {
+		for _, w := range ix.NamesOn(n) {
+			if w == "__repr__" || w == "__new__" || w == "__class__" {
+				return nil
+			}
+		}
+	}
+	plain := set{} // derived from object alone
+	for grown := true; grown; {
+		grown = false
+		for name := range fixed {
+			if !plain[name] && !slices.ContainsFunc(bases[name], func(b string) bool { return !plain[b] && b != "object" }) {
+				plain.add(name)
+				grown = true
+			}
+		}
+	}
+	binds, other := ix.moduleBindCounts()
+	inst := map[string]string{}
+	for j, l := range ix.stmts {
+		t := l.toks
+		if ix.owner[j] != ix.Module || len(ix.binds[j]) != 1 {
+			continue
+		}
+		name := ix.binds[j][0]
+		// NAME = C( ... ) and nothing after the call's closing bracket
+		ok := len(t) >= 5 && t[0].kind == tName && t[0].text == name && t[1].text == "=" && t[2].kind == tName &&
+			plain[t[2].text] && t[3].text == "(" && matching(t, 3) == len(t)-1
+		switch prev, seen := inst[name]; {
+		case !ok || seen && prev != t[2].text || other[name]:
+			inst[name] = ""
+		default:
+			inst[name] = t[2].text
+			binds[name]--
+		}
+	}
+	for name, c := range inst {
+		if c == "" || binds[name] != 0 {
+			delete(inst, name)
+		}
+	}
+	return inst
+}
+
+// typeBuiltins are builtin classes whose metaclass is type, so a class
+// derived from them only has type's repr.
+var typeBuiltins = map[string]bool{"object": true, "int": true, "float": true, "complex": true, "str": true,
+	"bytes": true, "bytearray": true, "list": true, "dict": true, "set": true, "frozenset": true, "tuple": true,
+	"BaseException": true, "Exception": true, "ArithmeticError": true, "AssertionError": true, "AttributeError": true,
+	"BufferError": true, "EOFError": true, "ImportError": true, "ModuleNotFoundError": true, "LookupError": true,
+	"IndexError": true, "KeyError": true, "MemoryError": true, "NameError": true, "UnboundLocalError": true,
+	"OSError": true, "IOError": true, "EnvironmentError": true, "ConnectionError": true, "FileNotFoundError": true,
+	"FileExistsError": true, "PermissionError": true, "TimeoutError": true, "ReferenceError": true,
+	"RuntimeError": true, "NotImplementedError": true, "RecursionError": true, "StopIteration": true,
+	"StopAsyncIteration": true, "SyntaxError": true, "SystemError": true, "TypeError": true, "ValueError": true,
+	"UnicodeError": true, "UnicodeDecodeError": true, "UnicodeEncodeError": true, "ZeroDivisionError": true,
+	"OverflowError": true, "FloatingPointError": true, "KeyboardInterrupt": true, "SystemExit": true,
+	"GeneratorExit": true, "Warning": true, "UserWarning": true, "DeprecationWarning": true, "RuntimeWarning": true}
+
 // ImportedModules maps each module name that only `import` statements of
 // the module bind, all importing the same module, to that module's dotted
 // name (`import a.b` binds a to a; `import a.b as c` binds c to a.b). No

@@ -240,7 +240,9 @@ func TestFlowUnread(t *testing.T) {
 // name pysource's SureLocals gives its line, and no name PossibleLocals
 // does not give: the rules of the model engine built on them
 // (wholeAllowed, heldAt) never refuse a true frame; and that a name only
-// imports bind (ImportedModules) shows its module in module frames.
+// imports bind (ImportedModules) shows its module in module frames, a
+// fixed function, class or instance (FixedFunctions, FixedClasses,
+// FixedInstances) its repr.
 func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 	tr, programs := realTracePrograms(t)
 	defer tr.Close()
@@ -249,7 +251,7 @@ func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 		"Z = f(1, 2, 3)\ndel Z\nW: int\nV: int = 3\nprint(f(4), [q for q in 'ab'], V)\n" +
 		"def outer():\n    n = 0\n    def inc():\n        nonlocal n\n        n += 1\n    inc()\n    m = n\n    if any((w := v) > 1 for v in (1, 2)):\n        m = w\n    return m\n" +
 		"for k in range(3):\n    if k:\n        late = k\n    print(outer())\n"})
-	events, sureRuled, sureNames, possRuled, possNames, modules := 0, 0, 0, 0, 0, 0
+	events, sureRuled, sureNames, possRuled, possNames, modules, fixedValues := 0, 0, 0, 0, 0, 0, 0
 	for _, prog := range programs {
 		trace, err := tr.Trace(context.Background(), prog)
 		if err != nil {
@@ -257,6 +259,16 @@ func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 		}
 		ix := pysource.New(prog.Source)
 		mods := ix.ImportedModules()
+		fixed := map[string]string{}
+		for _, f := range ix.FixedFunctions() {
+			fixed[f] = "<function " + f + " at 0x0>"
+		}
+		for _, c := range ix.FixedClasses() {
+			fixed[c] = "<class '__main__." + c + "'>"
+		}
+		for name, c := range ix.FixedInstances() {
+			fixed[name] = "<__main__." + c + " object at 0x0>"
+		}
 		type rule struct {
 			sure, may []string
 			ok        bool
@@ -283,6 +295,12 @@ func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 				}
 			}
 			for _, v := range s.Locals {
+				if want, ok := fixed[v.Name]; ok && s.Function == "<module>" {
+					fixedValues++
+					if v.Value != want {
+						t.Errorf("%s: line %d: %s = %s, not the fixed %s", prog.Path, s.Lineno, v.Name, v.Value, want)
+					}
+				}
 				if mod, ok := mods[v.Name]; ok && s.Function == "<module>" {
 					modules++
 					var value strings.Builder // the value as the frame's JSON writes it
@@ -306,7 +324,8 @@ func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d programs, %d line events: %d with sure names (%d names), %d with possible names (%d names); %d imported modules' values", len(programs), events, sureRuled, sureNames, possRuled, possNames, modules)
+	t.Logf("%d programs, %d line events: %d with sure names (%d names), %d with possible names (%d names); %d imported modules' values, %d fixed functions', classes' and instances'",
+		len(programs), events, sureRuled, sureNames, possRuled, possNames, modules, fixedValues)
 	if sureRuled < events/2 || possRuled < events/2 {
 		t.Fatalf("only %d and %d of %d line events checked", sureRuled, possRuled, events)
 	}

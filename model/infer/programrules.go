@@ -52,8 +52,10 @@ func (p *Predictor) programAllowed(cur string, id int, r *programRules) bool {
 }
 
 // fixedAllowed checks, in a module frame's LOCALS (json), the values of the
-// module's fixed functions (pysource's FixedFunctions): the tracer shows
-// such a function as <function NAME at 0x0>. A frame is the module's when
+// module's fixed functions, classes and instances (pysource's
+// FixedFunctions, FixedClasses and FixedInstances): the tracer shows them
+// as <function NAME at 0x0>, <class '__main__.NAME'> and <__main__.C
+// object at 0x0>, and imported modules' (moduleReprAllowed). A frame is the module's when
 // its line is (an inverse frame writes its line first) or, for a forward
 // line frame (LOCALS first), when every line the rules leave it is.
 func (r *programRules) fixedAllowed(cur, json string) bool {
@@ -69,10 +71,10 @@ func (r *programRules) fixedAllowed(cur, json string) bool {
 		if mod, ok := r.modules[key]; ok {
 			return moduleReprAllowed(mod, s, closed)
 		}
-		if !slices.Contains(r.fixed, key) {
+		want, ok := r.fixed[key]
+		if !ok {
 			return true
 		}
-		want := `<function ` + key + ` at 0x0>`
 		return closed && s == want || !closed && strings.HasPrefix(want, s)
 	})
 }
@@ -259,7 +261,7 @@ type programRules struct {
 	values map[string]string
 	scopes *scopeRules
 	memo   map[string]sortedSet // namesFor and linesFor, per frame head
-	fixed  []string             // the module's functions no statement rebinds (fixedAllowed)
+	fixed  map[string]string    // the module's functions, classes and instances no statement rebinds: their reprs (fixedAllowed)
 	// the module's names only `import` binds, to their modules (fixedAllowed)
 	modules map[string]string
 	whole   bool // every answer shows every local (wholeAllowed)
@@ -421,7 +423,16 @@ func promptRules(prompt string) *programRules {
 	r.values = r.scopes.returnValues(prompt)
 	r.memo = map[string]sortedSet{}
 	r.names = r.scopes.programNames()
-	r.fixed = r.scopes.ix.FixedFunctions()
+	r.fixed = map[string]string{}
+	for _, f := range r.scopes.ix.FixedFunctions() {
+		r.fixed[f] = `<function ` + f + ` at 0x0>`
+	}
+	for _, c := range r.scopes.ix.FixedClasses() {
+		r.fixed[c] = `<class '__main__.` + c + `'>`
+	}
+	for name, c := range r.scopes.ix.FixedInstances() {
+		r.fixed[name] = `<__main__.` + c + ` object at 0x0>`
+	}
 	r.modules = r.scopes.ix.ImportedModules()
 	r.whole = wholeAnswer(prompt)
 	r.lines.sort()
