@@ -173,16 +173,29 @@ func (s *Scope) entryNames() set {
 
 // readBinds reads, once per index, what each statement binds (Binds), its
 // := targets, the names it may unbind (a del's names, an except ... as
-// name, which Python deletes after its handler) and whether the module may
-// bind names its text does not show (ModuleOpen): SureLocals and
-// PossibleLocals ask for them for every line, and a model engine's
+// name, which Python deletes after its handler), how many of the module's
+// statements bind each name, the names other code may bind or unbind at
+// any time (those, and the names a scope declares global) and whether the
+// module may bind names its text does not show (ModuleOpen): SureLocals
+// and PossibleLocals ask for them for every line, and a model engine's
 // decoding for every line of a program.
 func (ix *Index) readBinds() {
 	ix.binds = make([][]string, len(ix.stmts))
 	ix.walrus = make([][]string, len(ix.stmts))
 	ix.unbinds = make([][]string, len(ix.stmts))
+	ix.moduleBinds, ix.rebindable = map[string]int{}, set{}
+	for _, sc := range ix.Scopes {
+		for name := range sc.globals {
+			ix.rebindable.add(name)
+		}
+	}
 	for j, l := range ix.stmts {
 		ix.binds[j] = ix.Binds(l.first)
+		if ix.owner[j] == ix.Module {
+			for _, name := range ix.binds[j] {
+				ix.moduleBinds[name]++
+			}
+		}
 		del := false
 		for i, t := range l.toks {
 			if i+1 < len(l.toks) && t.kind == tName && l.toks[i+1].kind == tOp && l.toks[i+1].text == ":=" {
@@ -199,6 +212,8 @@ func (ix *Index) readBinds() {
 				ix.unbinds[j] = append(ix.unbinds[j], t.text)
 			}
 		}
+		ix.rebindable.add(ix.walrus[j]...)
+		ix.rebindable.add(ix.unbinds[j]...)
 	}
 	ix.moduleOpen = ix.readModuleOpen()
 }
@@ -269,13 +284,16 @@ func (ix *Index) ModuleOpen() bool {
 }
 
 func (ix *Index) readModuleOpen() bool {
-	if ix.Module.open { // a star import (an open class body or function writes its own namespace)
-		return true
-	}
+	// a star import (an open class body or function writes its own namespace)
+	return ix.Module.open || ix.namesAnywhere("exec", "globals", "vars", "__dict__", "modules", "__import__")
+}
+
+// namesAnywhere reports whether the text names one of words on any line
+// (a word in a string or a comment is none).
+func (ix *Index) namesAnywhere(words ...string) bool {
 	for n := 1; n <= len(ix.Lines); n++ {
 		for _, w := range ix.NamesOn(n) {
-			switch w {
-			case "exec", "globals", "vars", "__dict__", "modules", "__import__":
+			if slices.Contains(words, w) {
 				return true
 			}
 		}

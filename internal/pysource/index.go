@@ -166,9 +166,13 @@ type Index struct {
 	flowOnce sync.Once
 	flowG    *flowGraph // NextLines' reading of the statements, built at its first call
 	// per logical line: what it binds, its := targets and the names it may
-	// unbind; and ModuleOpen's answer (readBinds)
+	// unbind; per module name, how many module statements bind it, and the
+	// names other code may bind or unbind at any time; ModuleOpen's answer
+	// (readBinds)
 	namesOnce              sync.Once
 	binds, walrus, unbinds [][]string
+	moduleBinds            map[string]int
+	rebindable             set
 	moduleOpen             bool
 }
 

@@ -212,8 +212,6 @@ func (ix *Index) fixedClasses() (set, map[string][]string) {
 	if ix.ModuleOpen() {
 		return nil, nil
 	}
-	ix.namesOnce.Do(ix.readBinds)
-	binds, other := ix.moduleBindCounts()
 	bases := map[string][]string{} // a candidate class -> its bases
 	for j, l := range ix.stmts {
 		kw := keywordAt(l.toks)
@@ -222,7 +220,7 @@ func (ix *Index) fixedClasses() (set, map[string][]string) {
 			continue
 		}
 		name := l.toks[1].text
-		if binds[name] != 1 || other[name] {
+		if ix.moduleBinds[name] != 1 || ix.rebindable[name] {
 			continue
 		}
 		bs, ok := []string{}, true
@@ -252,28 +250,6 @@ func (ix *Index) fixedClasses() (set, map[string][]string) {
 	return fixed, bases
 }
 
-// moduleBindCounts counts the module's statements that bind each name, and
-// lists the names other code may bind or unbind at any time (a global
-// declared in a scope, a del, an except ... as, a := anywhere).
-func (ix *Index) moduleBindCounts() (map[string]int, set) {
-	binds, other := map[string]int{}, set{}
-	for j := range ix.stmts {
-		other.add(ix.walrus[j]...)
-		other.add(ix.unbinds[j]...)
-		if ix.owner[j] == ix.Module {
-			for _, name := range ix.binds[j] {
-				binds[name]++
-			}
-		}
-	}
-	for _, sc := range ix.Scopes {
-		for name := range sc.globals {
-			other.add(name)
-		}
-	}
-	return binds, other
-}
-
 // FixedInstances maps each module name whose every binding is `NAME =
 // C(...)` with one class C to C, where C is a fixed class (FixedClasses)
 // derived from object alone, through fixed classes: the tracer shows such
@@ -281,16 +257,14 @@ func (ix *Index) moduleBindCounts() (map[string]int, set) {
 // names __repr__, __new__ or __class__ anywhere (a repr or a class that
 // may differ), or may bind names its text does not show.
 func (ix *Index) FixedInstances() map[string]string {
-	fixed, bases := ix.fixedClasses()
-	if fixed == nil {
+	return ix.fixedInstances(ix.fixedClasses())
+}
+
+// fixedInstances is FixedInstances of the fixed classes given, with their
+// bases.
+func (ix *Index) fixedInstances(fixed set, bases map[string][]string) map[string]string {
+	if fixed == nil || ix.namesAnywhere("__repr__", "__new__", "__class__") {
 		return nil
-	}
-	for n := 1; n <= len(ix.Lines); n++ {
-		for _, w := range ix.NamesOn(n) {
-			if w == "__repr__" || w == "__new__" || w == "__class__" {
-				return nil
-			}
-		}
 	}
 	plain := set{} // derived from object alone
 	for grown := true; grown; {
@@ -302,8 +276,7 @@ func (ix *Index) FixedInstances() map[string]string {
 			}
 		}
 	}
-	binds, other := ix.moduleBindCounts()
-	inst := map[string]string{}
+	inst, calls := map[string]string{}, map[string]int{}
 	for j, l := range ix.stmts {
 		t := l.toks
 		if ix.owner[j] != ix.Module || len(ix.binds[j]) != 1 {
@@ -314,19 +287,39 @@ func (ix *Index) FixedInstances() map[string]string {
 		ok := len(t) >= 5 && t[0].kind == tName && t[0].text == name && t[1].text == "=" && t[2].kind == tName &&
 			plain[t[2].text] && t[3].text == "(" && matching(t, 3) == len(t)-1
 		switch prev, seen := inst[name]; {
-		case !ok || seen && prev != t[2].text || other[name]:
+		case !ok || seen && prev != t[2].text || ix.rebindable[name]:
 			inst[name] = ""
 		default:
 			inst[name] = t[2].text
-			binds[name]--
+			calls[name]++
 		}
 	}
 	for name, c := range inst {
-		if c == "" || binds[name] != 0 {
+		if c == "" || calls[name] != ix.moduleBinds[name] {
 			delete(inst, name)
 		}
 	}
 	return inst
+}
+
+// FixedReprs maps each module name whose value a module frame shows
+// exactly, as the tracer writes it, to that text: a fixed function's
+// <function NAME at 0x0>, a fixed class's <class '__main__.NAME'>, a fixed
+// instance's <__main__.C object at 0x0> (FixedFunctions, FixedClasses,
+// FixedInstances).
+func (ix *Index) FixedReprs() map[string]string {
+	out := map[string]string{}
+	for _, f := range ix.FixedFunctions() {
+		out[f] = "<function " + f + " at 0x0>"
+	}
+	fixed, bases := ix.fixedClasses()
+	for c := range fixed {
+		out[c] = "<class '__main__." + c + "'>"
+	}
+	for name, c := range ix.fixedInstances(fixed, bases) {
+		out[name] = "<__main__." + c + " object at 0x0>"
+	}
+	return out
 }
 
 // typeBuiltins are builtin classes whose metaclass is type, so a class
@@ -355,11 +348,8 @@ func (ix *Index) ImportedModules() map[string]string {
 	if ix.ModuleOpen() {
 		return nil
 	}
-	ix.namesOnce.Do(ix.readBinds)
-	mods, other := map[string]string{}, set{}
+	mods, other := map[string]string{}, set{} // other: bound by another statement or to another module too
 	for j, l := range ix.stmts {
-		other.add(ix.walrus[j]...)
-		other.add(ix.unbinds[j]...)
 		if ix.owner[j] != ix.Module {
 			continue
 		}
@@ -372,13 +362,8 @@ func (ix *Index) ImportedModules() map[string]string {
 			mods[name] = mod
 		}
 	}
-	for _, sc := range ix.Scopes {
-		for name := range sc.globals {
-			other.add(name)
-		}
-	}
 	for name := range mods {
-		if other[name] {
+		if other[name] || ix.rebindable[name] {
 			delete(mods, name)
 		}
 	}

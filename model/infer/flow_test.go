@@ -241,8 +241,7 @@ func TestFlowUnread(t *testing.T) {
 // does not give: the rules of the model engine built on them
 // (wholeAllowed, heldAt) never refuse a true frame; and that a name only
 // imports bind (ImportedModules) shows its module in module frames, a
-// fixed function, class or instance (FixedFunctions, FixedClasses,
-// FixedInstances) its repr.
+// fixed function, class or instance its repr (FixedReprs).
 func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 	tr, programs := realTracePrograms(t)
 	defer tr.Close()
@@ -259,16 +258,7 @@ func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 		}
 		ix := pysource.New(prog.Source)
 		mods := ix.ImportedModules()
-		fixed := map[string]string{}
-		for _, f := range ix.FixedFunctions() {
-			fixed[f] = "<function " + f + " at 0x0>"
-		}
-		for _, c := range ix.FixedClasses() {
-			fixed[c] = "<class '__main__." + c + "'>"
-		}
-		for name, c := range ix.FixedInstances() {
-			fixed[name] = "<__main__." + c + " object at 0x0>"
-		}
+		fixed := ix.FixedReprs()
 		type rule struct {
 			sure, may []string
 			ok        bool

@@ -53,9 +53,8 @@ func (p *Predictor) programAllowed(cur string, id int, r *programRules) bool {
 
 // fixedAllowed checks, in a module frame's LOCALS (json), the values of the
 // module's fixed functions, classes and instances (pysource's
-// FixedFunctions, FixedClasses and FixedInstances): the tracer shows them
-// as <function NAME at 0x0>, <class '__main__.NAME'> and <__main__.C
-// object at 0x0>, and imported modules' (moduleReprAllowed). A frame is the module's when
+// FixedReprs: <function NAME at 0x0>, <class '__main__.NAME'>, <__main__.C
+// object at 0x0>) and of its imported modules (moduleReprAllowed). A frame is the module's when
 // its line is (an inverse frame writes its line first) or, for a forward
 // line frame (LOCALS first), when every line the rules leave it is.
 func (r *programRules) fixedAllowed(cur, json string) bool {
@@ -423,16 +422,7 @@ func promptRules(prompt string) *programRules {
 	r.values = r.scopes.returnValues(prompt)
 	r.memo = map[string]sortedSet{}
 	r.names = r.scopes.programNames()
-	r.fixed = map[string]string{}
-	for _, f := range r.scopes.ix.FixedFunctions() {
-		r.fixed[f] = `<function ` + f + ` at 0x0>`
-	}
-	for _, c := range r.scopes.ix.FixedClasses() {
-		r.fixed[c] = `<class '__main__.` + c + `'>`
-	}
-	for name, c := range r.scopes.ix.FixedInstances() {
-		r.fixed[name] = `<__main__.` + c + ` object at 0x0>`
-	}
+	r.fixed = r.scopes.ix.FixedReprs()
 	r.modules = r.scopes.ix.ImportedModules()
 	r.whole = wholeAnswer(prompt)
 	r.lines.sort()
