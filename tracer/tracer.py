@@ -1268,13 +1268,7 @@ class _RunResumes:
     def on_checkpoint(self, signum, frame):
         if not self.untraced or self.closed or self.flushing or self.ckpt_off:
             return
-        f = frame
-        while f is not None and not self.is_program_frame(f):
-            if f.f_globals is _TRACER_GLOBALS:
-                return  # a filtered stretch's trace function runs: not a program's moment
-            f = f.f_back
-        if f is None:
-            return  # the program's code has ended: nothing to record again
+        # first, wherever the signal lands: what ends checkpoints for good
         if self.guard[1]:
             # the files it wrote are the run's, not the checkpoint's
             self.ckpt_off = "the program writes files"
@@ -1288,6 +1282,13 @@ class _RunResumes:
             signal.setitimer(signal.ITIMER_VIRTUAL, 0, 0)
             self.checkpoints_drop()
             return
+        f = frame
+        while f is not None and not self.is_program_frame(f):
+            if f.f_globals is _TRACER_GLOBALS:
+                return  # a filtered stretch's trace function runs: not a program's moment
+            f = f.f_back
+        if f is None:
+            return  # the program's code has ended: nothing to record again
         g0 = self.guard[0]
         self.guard[0] = False
         # an interrupt (reattach) waits until the ring is consistent
