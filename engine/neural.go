@@ -171,6 +171,12 @@ func (b *Neural) next(ctx context.Context, history []debugger.Step, cmd debugger
 	// command reached by several predictions shown as those predictions.
 	hist := b.paths.expand(history)
 	w := newWalker(b, ctx, hist)
+	if cmd.Action == debugger.Continue && len(cmd.Breaks) > 0 {
+		cmd = b.dropUnreachable(hist, cmd)
+		if backward && len(cmd.Breaks) == 0 {
+			return debugger.Stop{State: tracer.State{Event: debugger.EventExit}, Exit: debugger.ExitInvEntry, Index: -1, Predicted: true}, nil, nil
+		}
+	}
 	switch {
 	case backward && cmd.Action == debugger.Continue:
 		return w.reverseContinue(cmd.Breaks)
@@ -215,6 +221,34 @@ func (b *Neural) next(ctx context.Context, history []debugger.Step, cmd debugger
 		return st, w.path, err
 	}
 	return debugger.Stop{}, nil, fmt.Errorf("engine: unknown action %q", cmd.Action)
+}
+
+// dropUnreachable removes from a continue's breakpoints the lines of a
+// script's module code that runs once and that the module's frame has
+// left behind (forwards) or not reached yet (backwards): pdb cannot stop
+// there, and a model asked for such a line names a stop there anyway.
+// With none left, a forward continue runs to the end, a reverse one back
+// to before the start.
+func (b *Neural) dropUnreachable(hist []debugger.Step, cmd debugger.Command) debugger.Command {
+	stack := b.ix.stackAt(hist)
+	if !b.script || len(stack) == 0 || stack[0].Function != "<module>" {
+		return cmd
+	}
+	at := stack[0].Lineno
+	var keep []int
+	for _, l := range cmd.Breaks {
+		if cmd.Backward && !b.ix.px.Ahead(l, at) || !cmd.Backward && !b.ix.px.Passed(l, at) {
+			keep = append(keep, l)
+		}
+	}
+	if len(keep) == len(cmd.Breaks) {
+		return cmd
+	}
+	cmd.Breaks, cmd.Src, cmd.Line = keep, "", 0
+	if len(keep) == 1 && !cmd.Backward {
+		cmd.Src, cmd.Line = b.ix.line(keep[0]), keep[0]
+	}
+	return cmd
 }
 
 // rolledOut reports whether a forward command at cur is answered by

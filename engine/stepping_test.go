@@ -412,3 +412,48 @@ func TestStepBackNeverPassesTheStart(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestContinueToModuleLineLeftBehind: a continue to a breakpoint on module
+// code that runs once and is behind the module's frame runs to the end, a
+// reverse continue to one not reached yet goes back before the start, and
+// the model is never asked for a stop at such a line (here it would fail).
+func TestContinueToModuleLineLeftBehind(t *testing.T) {
+	ctx := context.Background()
+	re := engine.NewReal(engine.Options{Workers: 1})
+	defer re.Close()
+	p := readProgram(t, "stack.py", "")
+	tr, err := re.Trace(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oracle := enginetest.NewOracle(tr)
+	var refused []string
+	pred := engine.PredictorFunc(func(ctx context.Context, prompt string, k int, d engine.Draw) ([]string, error) {
+		for _, a := range []debugger.Action{debugger.Breakpoint, debugger.InvStepInto} {
+			tok := "<|" + string(a) + "|>"
+			if i := strings.LastIndex(prompt, tok); i >= 0 && !strings.Contains(prompt[i:], format.TokFrameSep+"<|") {
+				refused = append(refused, string(a))
+				return nil, fmt.Errorf("asked for %s", a)
+			}
+		}
+		return oracle.Predict(ctx, prompt, k, d)
+	})
+	b, err := engine.NewNeural(p, pred, engine.Draw{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := runTable(t, b, "b 14;rc;n;n;n;n;c")
+	want := []string{
+		"start <module>:1 line [<module>:1]",
+		"b 14",
+		"exit inv_exit_entry", // line 14 has not run yet
+		"<module>:1 line [<module>:1]",
+		"<module>:8 line [<module>:8]",
+		"<module>:14 line [<module>:14]",
+		"<module>:15 line [<module>:15]",
+		"exit normal", // line 14 has run and cannot run again
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") || len(refused) > 0 {
+		t.Errorf("got\n%s\nwant\n%s\nrefused requests: %v", strings.Join(got, "\n"), strings.Join(want, "\n"), refused)
+	}
+}

@@ -519,3 +519,58 @@ func (f *flowGraph) jumpsOut(k, first, last int) []int {
 	}
 	return out
 }
+
+// Passed reports whether no line event can fire on line l any more once
+// the module's frame is on line m, a line after l's statement; Ahead,
+// whether none has fired on l yet while the frame is on a line m before
+// it. Both need l to be module code that runs once: a statement of the
+// module's own frame (no other code object's events fire on its lines)
+// that no loop holds and that is no with header (its exit fires it again)
+// and no decorated definition (decorators fire again as they are applied).
+// The module's frame runs once, and those are its only ways back up (an
+// exception jumps down, to a handler). Ahead also needs m to be no with
+// header or decorator, which fire again after lines below them.
+//
+// Why: a model asked to continue to a breakpoint the run has left behind
+// (or, going back, not yet reached) names a stop there anyway; pdb runs
+// to the end (or back to the start).
+func (ix *Index) Passed(l, m int) bool {
+	_, last, ok := ix.runsOnceInModule(l)
+	return ok && m > last && ix.Owner(m) == ix.Module
+}
+
+// Ahead: see Passed.
+func (ix *Index) Ahead(l, m int) bool {
+	first, _, ok := ix.runsOnceInModule(l)
+	if !ok || m < 1 || m >= first || ix.Owner(m) != ix.Module {
+		return false
+	}
+	k := ix.stmtAt[m-1]
+	return ix.flowG.kw[k] != "with" && len(ix.flowG.definition(k)) == 1
+}
+
+// runsOnceInModule is l's statement's lines when it is module code that
+// runs once (Passed).
+func (ix *Index) runsOnceInModule(l int) (first, last int, ok bool) {
+	first, last, ok = ix.Statement(l)
+	if !ok || ix.Owner(l) != ix.Module {
+		return 0, 0, false
+	}
+	for n := first; n <= last; n++ {
+		if runs := ix.RunsOn(n); len(runs) != 1 || runs[0] != ix.Module {
+			return 0, 0, false
+		}
+	}
+	ix.flowOnce.Do(ix.buildFlow)
+	f := ix.flowG
+	k := ix.stmtAt[l-1]
+	if f.unknown || f.kw[k] == "with" || len(f.definition(k)) > 1 {
+		return 0, 0, false
+	}
+	for a := k; a >= 0; a = f.parent[a] {
+		if h := f.kw[f.chain[a]]; h == "for" || h == "while" {
+			return 0, 0, false
+		}
+	}
+	return first, last, true
+}

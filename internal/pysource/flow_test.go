@@ -260,3 +260,55 @@ func TestFixedInstances(t *testing.T) {
 		t.Errorf("a program that names __repr__ may show any repr: %v", got)
 	}
 }
+
+func TestPassedAndAhead(t *testing.T) {
+	src := `import contextlib
+x = 1
+y = f(
+    x)
+for i in range(2):
+    x += i
+with contextlib.suppress(KeyError):
+    z = 2
+@staticmethod
+def g():
+    return 1
+w = [v for v in range(3)]
+if x:
+    u = 3
+else:
+    u = 4
+print(u)
+`
+	ix := New(src)
+	for _, tc := range []struct {
+		l, m          int
+		passed, ahead bool
+	}{
+		{2, 3, true, false},    // x = 1 is behind y = f(
+		{2, 1, false, true},    // and ahead of the import
+		{3, 4, false, false},   // the frame is still in y's statement
+		{3, 5, true, false},    // past it
+		{4, 5, true, false},    // its continuation line too
+		{6, 13, false, false},  // a loop's body may run again...
+		{5, 13, false, false},  // ...and its header
+		{13, 6, false, true},   // m in a loop is fine for an l past it
+		{7, 13, false, false},  // a with header fires again at its exit
+		{8, 13, true, false},   // its body does not
+		{8, 7, false, false},   // m on a with header may be its exit: l may have run
+		{10, 13, false, false}, // a decorated def
+		{11, 13, false, false}, // a def's body
+		{12, 13, false, false}, // a comprehension's frame fires on its line
+		{14, 17, true, false},  // an if's branch
+		{16, 13, false, true},
+		{17, 14, false, true},
+		{17, 0, false, false}, // no frame position
+	} {
+		if got := ix.Passed(tc.l, tc.m); got != tc.passed {
+			t.Errorf("Passed(%d, %d) = %v, want %v", tc.l, tc.m, got, tc.passed)
+		}
+		if got := ix.Ahead(tc.l, tc.m); got != tc.ahead {
+			t.Errorf("Ahead(%d, %d) = %v, want %v", tc.l, tc.m, got, tc.ahead)
+		}
+	}
+}

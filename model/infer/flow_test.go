@@ -99,6 +99,57 @@ func TestNextLinesHoldOnRealTraces(t *testing.T) {
 	}
 }
 
+// TestPassedAndAheadHoldOnRealTraces checks pysource's Passed and Ahead
+// (the model engine's continue to a breakpoint the run has left behind or
+// not reached yet) on real traces: at every event of the module's frame on
+// line m, no line event fires later on a line l that Passed(l, m) gives,
+// and none fired before on one that Ahead(l, m) gives.
+func TestPassedAndAheadHoldOnRealTraces(t *testing.T) {
+	tr, programs := realTracePrograms(t)
+	defer tr.Close()
+	passed, ahead := 0, 0
+	for _, prog := range programs {
+		trace, err := tr.Trace(context.Background(), prog)
+		if err != nil {
+			t.Fatalf("%s: %v", prog.Path, err)
+		}
+		ix := pysource.New(prog.Source)
+		firstAt, lastAt := map[int]int{}, map[int]int{} // per line: the index of its first and last line event
+		for i, s := range trace.States {
+			if s.Event != tracer.EventLine {
+				continue
+			}
+			if _, ok := firstAt[s.Lineno]; !ok {
+				firstAt[s.Lineno] = i
+			}
+			lastAt[s.Lineno] = i
+		}
+		for i, s := range trace.States {
+			if s.Function != "<module>" || s.Depth != 0 {
+				continue
+			}
+			for l := 1; l <= len(ix.Lines); l++ {
+				if ix.Passed(l, s.Lineno) {
+					passed++
+					if last, ok := lastAt[l]; ok && last > i {
+						t.Errorf("%s: Passed(%d, %d) at event %d, but line %d (%q) fires at event %d", prog.Path, l, s.Lineno, i, l, ix.Line(l), last)
+					}
+				}
+				if ix.Ahead(l, s.Lineno) {
+					ahead++
+					if first, ok := firstAt[l]; ok && first < i {
+						t.Errorf("%s: Ahead(%d, %d) at event %d, but line %d (%q) fired at event %d", prog.Path, l, s.Lineno, i, l, ix.Line(l), first)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d programs: %d claims of Passed, %d of Ahead", len(programs), passed, ahead)
+	if passed < 1000 || ahead < 1000 {
+		t.Fatalf("too few claims checked: %d passed, %d ahead", passed, ahead)
+	}
+}
+
 // TestFixedFunctionValues: in a module frame, a top-level function no
 // statement rebinds shows as itself; elsewhere, or for a name the text may
 // rebind, the value stays free.
