@@ -208,9 +208,9 @@ func (f *flowGraph) entry(k int) []int {
 	return out
 }
 
-// mayBeEmpty: global, nonlocal, a lone constant (a docstring, `...`) and,
-// in a function, a name's annotation without a value (never evaluated
-// there) compile to no instruction with a line of its own.
+// mayBeEmpty: global, nonlocal, a function's docstring and, in a
+// function, a name's annotation without a value (never evaluated there)
+// compile to no instruction with a line of its own.
 func (f *flowGraph) mayBeEmpty(k int) bool {
 	toks := f.ix.stmts[k].toks
 	if f.kw[k] != "" {
@@ -228,7 +228,10 @@ func (f *flowGraph) mayBeEmpty(k int) bool {
 			return false
 		}
 	}
-	return true
+	// A lone constant compiles to a NOP that keeps its line's event, but
+	// a function's docstring is no code at all.
+	p := f.parent[k]
+	return p >= 0 && f.kw[p] == "def" && f.body[p][0] == k
 }
 
 // bodyEntry is where header k's body starts (its own lines for a body on

@@ -128,6 +128,21 @@ func TestNextLines(t *testing.T) {
 		},
 		want: map[int][]int{2: {3, 4, 5}, 4: {5}, 5: {9}, 6: {7, 9}, 7: {6, 9}, 9: {10}, 11: {12}},
 	}, {
+		name: "lone constants fire, a function's docstring does not",
+		src: []string{
+			"import sys",
+			`"""`, // 2: a string, not the module's docstring: a NOP with its line
+			"a note",
+			`"""`,
+			"def f():", // 5
+			`    """doc"""`,
+			"    ...",
+			"    return 1",
+			"...",
+			"f()", // 10
+		},
+		want: map[int][]int{1: {2, 3, 4}, 2: {2, 3, 4, 5}, 5: {9}, 7: {8}, 9: {10}}, // a statement may fire on any of its lines
+	}, {
 		name: "no rule where the chain cannot be read",
 		src:  []string{"x = 1", "else:", "    y = 2"},
 		want: map[int][]int{1: nil, 3: nil},

@@ -2,6 +2,8 @@ package pysource
 
 import (
 	"maps"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -199,5 +201,81 @@ func TestImportedModules(t *testing.T) {
 	}
 	if got := New("from m import *\nimport os\n").ImportedModules(); got != nil {
 		t.Errorf("a star import: ImportedModules = %v, want none", got)
+	}
+}
+
+func TestFromImported(t *testing.T) {
+	src := strings.Join([]string{
+		"from math import log10, pi as PI",
+		"from collections import (",
+		"    defaultdict,",
+		"    deque,",
+		")",
+		"from typing import List; import os", // a second statement: not read
+		"from . import sibling",              // relative
+		"from os.path import join",
+		"from itertools import chain",
+		"chain = None", // rebound
+		"from random import randint as r",
+		"from random import choice as r", // another value
+		"from __future__ import annotations",
+		"from mylib import thing", // not in the table: no repr
+		"def f():",
+		"    from heapq import heappush", // a local of f
+	}, "\n") + "\n"
+	ix := New(src)
+	got := ix.FromImported()
+	want := map[string]string{"log10": "math.log10", "PI": "math.pi", "defaultdict": "collections.defaultdict",
+		"deque": "collections.deque", "join": "os.path.join", "annotations": "__future__.annotations", "thing": "mylib.thing"}
+	if !maps.Equal(got, want) {
+		t.Errorf("FromImported = %v, want %v", got, want)
+	}
+	reprs := ix.FixedReprs()
+	for name, r := range map[string]string{"log10": "<built-in function log10>", "PI": "3.141592653589793",
+		"defaultdict": "<class 'collections.defaultdict'>", "deque": "<class 'collections.deque'>",
+		"join": "<function join at 0x0>", "annotations": "_Feature((3, 7, 0, 'beta', 1), None, 16777216)"} {
+		if reprs[name] != r {
+			t.Errorf("FixedReprs[%s] = %q, want %q", name, reprs[name], r)
+		}
+	}
+	for _, name := range []string{"thing", "chain", "r", "List", "heappush", "sibling"} {
+		if r, ok := reprs[name]; ok {
+			t.Errorf("FixedReprs[%s] = %q, want none", name, r)
+		}
+	}
+	if got := New("from m import *\nfrom math import pi\n").FromImported(); got != nil {
+		t.Errorf("a star import: FromImported = %v, want none", got)
+	}
+}
+
+// TestStdlibTableMatchesPython checks the embedded table against the
+// Python 3.11 on this machine: every name it has there shows that repr.
+func TestStdlibTableMatchesPython(t *testing.T) {
+	python := ""
+	for _, p := range []string{"/usr/bin/python3.11", "python3.11"} {
+		if path, err := exec.LookPath(p); err == nil {
+			python = path
+			break
+		}
+	}
+	if python == "" {
+		t.Skip("no Python 3.11 here")
+	}
+	out, err := exec.Command(python, filepath.Join("stdlib", "reprs.py")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		name, repr, _ := strings.Cut(line, "\t")
+		if got, ok := StdlibRepr(name); ok {
+			n++
+			if got != repr {
+				t.Errorf("%s: table %q, Python %q", name, got, repr)
+			}
+		}
+	}
+	if n < 1000 {
+		t.Errorf("only %d names of the table checked", n)
 	}
 }

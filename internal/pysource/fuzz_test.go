@@ -32,7 +32,7 @@ func FuzzIndex(f *testing.F) {
 		ix := New(src)
 		n := len(ix.Lines)
 		_ = ix.Unbound()
-		_, _, _ = ix.ImportedModules(), ix.FixedReprs(), ix.FixedInstances()
+		_, _, _, _ = ix.ImportedModules(), ix.FixedReprs(), ix.FixedInstances(), ix.FromImported()
 		in := func(what string, l int) {
 			if l < 1 || l > max(n, 1) {
 				t.Fatalf("%s line %d out of 1..%d in %q", what, l, n, src)

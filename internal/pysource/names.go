@@ -306,7 +306,9 @@ func (ix *Index) fixedInstances(fixed set, bases map[string][]string) map[string
 // exactly, as the tracer writes it, to that text: a fixed function's
 // <function NAME at 0x0>, a fixed class's <class '__main__.NAME'>, a fixed
 // instance's <__main__.C object at 0x0> (FixedFunctions, FixedClasses,
-// FixedInstances).
+// FixedInstances), a standard-library name imported from its module
+// (FromImported, StdlibRepr: `from math import log10` shows <built-in
+// function log10>).
 func (ix *Index) FixedReprs() map[string]string {
 	out := map[string]string{}
 	for _, f := range ix.FixedFunctions() {
@@ -318,6 +320,11 @@ func (ix *Index) FixedReprs() map[string]string {
 	}
 	for name, c := range ix.fixedInstances(fixed, bases) {
 		out[name] = "<__main__." + c + " object at 0x0>"
+	}
+	for name, from := range ix.FromImported() {
+		if r, ok := StdlibRepr(from); ok {
+			out[name] = r
+		}
 	}
 	return out
 }
@@ -344,30 +351,82 @@ var typeBuiltins = map[string]bool{"object": true, "int": true, "float": true, "
 // no del or := name it, so a module frame that holds the name holds that
 // module, which the tracer shows as <module 'a.b' ...>. Nil for a program
 // that may bind names its text does not show.
-func (ix *Index) ImportedModules() map[string]string {
+func (ix *Index) ImportedModules() map[string]string { return ix.onlyBoundBy(importedNames) }
+
+// FromImported maps each module name that only `from M import X [as
+// NAME]` statements of the module bind, all importing the same M.X, to
+// "M.X" (absolute imports only), under the conditions of ImportedModules:
+// a module frame that holds the name holds that value. Nil for a program
+// that may bind names its text does not show.
+func (ix *Index) FromImported() map[string]string { return ix.onlyBoundBy(fromImportedNames) }
+
+// onlyBoundBy maps each module name that only statements read by imports
+// bind, all to the same value, to that value (imports: a statement's names
+// and values; nil for another statement). No other statement may bind the
+// name, no scope declare it global, no del or := name it.
+func (ix *Index) onlyBoundBy(imports func([]token) map[string]string) map[string]string {
 	if ix.ModuleOpen() {
 		return nil
 	}
-	mods, other := map[string]string{}, set{} // other: bound by another statement or to another module too
+	values, other := map[string]string{}, set{} // other: bound by another statement or to another value too
 	for j, l := range ix.stmts {
 		if ix.owner[j] != ix.Module {
 			continue
 		}
-		imported := importedNames(l.toks)
+		imported := imports(l.toks)
 		for _, name := range ix.binds[j] {
-			mod, ok := imported[name]
-			if prev, seen := mods[name]; !ok || seen && prev != mod {
+			v, ok := imported[name]
+			if prev, seen := values[name]; !ok || seen && prev != v {
 				other.add(name)
 			}
-			mods[name] = mod
+			values[name] = v
 		}
 	}
-	for name := range mods {
+	for name := range values {
 		if other[name] || ix.rebindable[name] {
-			delete(mods, name)
+			delete(values, name)
 		}
 	}
-	return mods
+	return values
+}
+
+// fromImportedNames maps the names a lone absolute `from M import ...`
+// statement binds to "M.X", the value each holds; nil for any other
+// statement (a relative or star import, one with a semicolon too).
+func fromImportedNames(toks []token) map[string]string {
+	if toks[0].kind != tName || toks[0].text != "from" {
+		return nil
+	}
+	var mod []string
+	i := 1
+	for ; i < len(toks) && (toks[i].kind == tName && toks[i].text != "import" || toks[i].text == "."); i++ {
+		if toks[i].text == "." && len(mod) == 0 {
+			return nil // relative: the program's own package
+		}
+		if toks[i].kind == tName {
+			mod = append(mod, toks[i].text)
+		}
+	}
+	if len(mod) == 0 || i == len(toks) || toks[i].text != "import" {
+		return nil
+	}
+	names := toks[i+1:]
+	if len(names) > 1 && names[0].text == "(" && names[len(names)-1].text == ")" {
+		names = names[1 : len(names)-1]
+	}
+	out := map[string]string{}
+	for _, part := range splitTop(names, ",") {
+		switch {
+		case len(part) == 0: // a trailing comma
+		case len(part) == 1 && part[0].kind == tName:
+			out[part[0].text] = strings.Join(mod, ".") + "." + part[0].text
+		case len(part) == 3 && part[0].kind == tName && part[1].text == "as" && part[2].kind == tName:
+			out[part[2].text] = strings.Join(mod, ".") + "." + part[0].text
+		default:
+			return nil // a star, a semicolon and another statement, or text this does not read
+		}
+	}
+	return out
 }
 
 // importedNames maps the names a lone `import` statement binds to the

@@ -170,6 +170,26 @@ func TestFixedFunctionValues(t *testing.T) {
 	})
 }
 
+// TestStdlibValues: a name only `from M import X` binds shows, in a module
+// frame, the standard library's X as the tracer writes it; a step from a
+// module line answers in the module's frame even where a class body shares
+// the line it lands on.
+func TestStdlibValues(t *testing.T) {
+	src := "from weakref import ref\nfrom math import pi\nclass E(object):\n    pass\nprint(E, ref, pi)\n"
+	step := func(frame, action string) string { return stepPrompt(src, frame, action) }
+	from1 := `<|line_sep|><|arg_sep|>{}<|src_sep|>from weakref import ref<|action_sep|>`
+	from2 := `<|line_sep|><|arg_sep|>{"ref": "<class 'weakref.ReferenceType'>"}<|src_sep|>from math import pi<|action_sep|>`
+	checkJSONRule(t, (*programRules).fixedAllowed, []jsonRuleCase{
+		{step(from1, format.TokStepInto), `<|line_sep|><|arg_sep|>{"ref": "<class 'weakref.ReferenceType'>"`, true},
+		{step(from1, format.TokStepInto), `<|line_sep|><|arg_sep|>{"ref": "<module 're' from '/x/re.py'>"`, false},
+		// to the class line, which the class body's frame shares
+		{step(from2, format.TokStepOver), `<|line_sep|><|arg_sep|>{"ref": "<class 'weakref.ReferenceType'>", "pi": "3.141592653589793"`, true},
+		{step(from2, format.TokStepOver), `<|line_sep|><|arg_sep|>{"ref": "<class 'weakref.ReferenceType'>", "pi": "3.14"`, false},
+		// a breakpoint may land in another frame: free
+		{step(from2, format.TokBreakpoint+"    pass"), `<|line_sep|><|arg_sep|>{"ref": "1"`, true},
+	})
+}
+
 // TestModuleRepr: a module frame's name that only imports bind shows its
 // module as the tracer writes it; a repr cut by the limit keeps its head.
 func TestModuleRepr(t *testing.T) {

@@ -223,6 +223,9 @@ func (r *programRules) lineFrameLines(cur string) sortedSet {
 // moduleFrame reports whether the frame text cur is the module's (see
 // fixedAllowed).
 func (r *programRules) moduleFrame(cur string) bool {
+	if r.stepsInModule && strings.HasPrefix(cur, format.TokLineSep) {
+		return true
+	}
 	lines := r.lineFrameLines(cur)
 	if len(lines) == 0 {
 		return false
@@ -264,6 +267,9 @@ type programRules struct {
 	// the module's names only `import` binds, to their modules (fixedAllowed)
 	modules map[string]string
 	whole   bool // every answer shows every local (wholeAllowed)
+	// a step from the module's frame: a line frame it answers is the
+	// module's (stepsInModule)
+	stepsInModule bool
 }
 
 // linesFor is the set a source line of the frame text cur may come from:
@@ -419,6 +425,7 @@ func promptRules(prompt string) *programRules {
 	}
 	r.scopes = programScopes(src)
 	r.scope = r.scopes.stepScopes(prompt)
+	r.stepsInModule = r.scopes.stepsInModule(prompt)
 	r.values = r.scopes.returnValues(prompt)
 	r.memo = map[string]sortedSet{}
 	r.names = r.scopes.programNames()

@@ -438,6 +438,29 @@ func lastStep(prompt string) (last string, k int, step format.Step, err error) {
 	return last, k, step, err
 }
 
+// stepsInModule reports whether the prompt asks a step_into or step_over
+// from a line or exception event of the module's frame (a line only the
+// module runs) or from a script's module call (no line): a line event it
+// answers is the module's too, whatever frames share its line (a class
+// statement's), since another frame's line events come after its call.
+func (s *scopeRules) stepsInModule(prompt string) bool {
+	last, k, step, err := lastStep(prompt)
+	if err != nil || step.Action != debugger.StepInto && step.Action != debugger.StepOver {
+		return false
+	}
+	f, err := format.ParseFrame(last[:k+len(format.TokActionSep)])
+	if err != nil {
+		return false
+	}
+	switch f.Kind {
+	case format.Line, format.Exception:
+		return s.moduleOnly(f.Src)
+	case format.Call:
+		return f.Src == ""
+	}
+	return false
+}
+
 // returnValues maps the head of a return frame (its kind token, source line
 // and <|arg_sep|>) to the value it must show, read from the prompt's last
 // frame and action: after the return of F with value V, step_into,
