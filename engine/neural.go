@@ -235,9 +235,13 @@ func (b *Neural) dropUnreachable(hist []debugger.Step, cmd debugger.Command) deb
 		return cmd
 	}
 	at := stack[0].Lineno
+	// the stop itself is the line event of once-run code: its only one
+	onlyHit := func(l int) bool {
+		return len(stack) == 1 && stack[0].Event == tracer.EventLine && l == at && b.ix.px.Passed(l, at)
+	}
 	var keep []int
 	for _, l := range cmd.Breaks {
-		if cmd.Backward && !b.ix.px.Ahead(l, at) || !cmd.Backward && !b.ix.px.Passed(l, at) {
+		if cmd.Backward && !b.ix.px.Ahead(l, at) && !onlyHit(l) || !cmd.Backward && !b.ix.px.Passed(l, at) {
 			keep = append(keep, l)
 		}
 	}

@@ -442,18 +442,38 @@ func TestContinueToModuleLineLeftBehind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := runTable(t, b, "b 14;rc;n;n;n;n;c")
-	want := []string{
-		"start <module>:1 line [<module>:1]",
-		"b 14",
-		"exit inv_exit_entry", // line 14 has not run yet
-		"<module>:1 line [<module>:1]",
-		"<module>:8 line [<module>:8]",
-		"<module>:14 line [<module>:14]",
-		"<module>:15 line [<module>:15]",
-		"exit normal", // line 14 has run and cannot run again
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") || len(refused) > 0 {
-		t.Errorf("got\n%s\nwant\n%s\nrefused requests: %v", strings.Join(got, "\n"), strings.Join(want, "\n"), refused)
+	for _, tc := range []struct {
+		cmds string
+		want []string
+	}{{
+		"b 14;rc;n;n;n;rc;n;n;n;c",
+		[]string{
+			"start <module>:1 line [<module>:1]",
+			"b 14",
+			"exit inv_exit_entry", // line 14 has not run yet
+			"<module>:1 line [<module>:1]",
+			"<module>:8 line [<module>:8]",
+			"<module>:14 line [<module>:14]",
+			"exit inv_exit_entry", // this is its only run
+			"<module>:1 line [<module>:1]",
+			"<module>:8 line [<module>:8]",
+			"<module>:14 line [<module>:14]",
+			"exit normal", // nor again from here
+		},
+	}, {
+		"n;n;n;b 14;c",
+		[]string{
+			"start <module>:1 line [<module>:1]",
+			"<module>:8 line [<module>:8]",
+			"<module>:14 line [<module>:14]",
+			"<module>:15 line [<module>:15]",
+			"b 14",
+			"exit normal", // line 14 has run and cannot run again
+		},
+	}} {
+		got := runTable(t, b, tc.cmds)
+		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") || len(refused) > 0 {
+			t.Errorf("%s: got\n%s\nwant\n%s\nrefused requests: %v", tc.cmds, strings.Join(got, "\n"), strings.Join(tc.want, "\n"), refused)
+		}
 	}
 }

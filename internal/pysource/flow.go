@@ -524,7 +524,8 @@ func (f *flowGraph) jumpsOut(k, first, last int) []int {
 }
 
 // Passed reports whether no line event can fire on line l any more once
-// the module's frame is on line m, a line after l's statement; Ahead,
+// the module's frame is on line m, a line after l's statement or l itself
+// where that statement is on one line (its event came first); Ahead,
 // whether none has fired on l yet while the frame is on a line m before
 // it. Both need l to be module code that runs once: a statement of the
 // module's own frame (no other code object's events fire on its lines)
@@ -538,8 +539,8 @@ func (f *flowGraph) jumpsOut(k, first, last int) []int {
 // (or, going back, not yet reached) names a stop there anyway; pdb runs
 // to the end (or back to the start).
 func (ix *Index) Passed(l, m int) bool {
-	_, last, ok := ix.runsOnceInModule(l)
-	return ok && m > last && ix.Owner(m) == ix.Module
+	first, last, ok := ix.runsOnceInModule(l)
+	return ok && (m > last || m == first && first == last) && ix.Owner(m) == ix.Module
 }
 
 // Ahead: see Passed.

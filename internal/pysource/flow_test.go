@@ -302,6 +302,8 @@ print(u)
 	}{
 		{2, 3, true, false},    // x = 1 is behind y = f(
 		{2, 1, false, true},    // and ahead of the import
+		{2, 2, true, false},    // a statement on one line fires once, first
+		{3, 3, false, false},   // one on two lines may fire again
 		{3, 4, false, false},   // the frame is still in y's statement
 		{3, 5, true, false},    // past it
 		{4, 5, true, false},    // its continuation line too
