@@ -20,6 +20,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -132,7 +133,8 @@ func New(name string, opts Options) (Engine, error) {
 			if rr == nil {
 				rr = &infer.DefaultRerank
 			}
-			pred = InferPredictor{P: p, Rerank: rr, MaxTokens: opts.MaxTokens, FreeProgram: opts.FreeProgram}
+			pred = InferPredictor{P: p, Rerank: rr, MaxTokens: opts.MaxTokens, FreeProgram: opts.FreeProgram,
+				Python: cmp.Or(opts.Python, "python3")}
 		}
 		return &neuralEngine{name: Model, pred: pred, draw: opts.Draw, python: opts.Python}, nil
 	case OpenAI, CWMName:
@@ -388,24 +390,29 @@ type InferPredictor struct {
 	// turns off the program rules of constrained decoding (ablations).
 	MaxTokens   int
 	FreeProgram bool
+	// Python is the interpreter the programs would run on: the modules
+	// they import from its standard library show as it shows them
+	// (stdlibModules; "": not asked).
+	Python string
 }
 
-// sampleOptions are the runtime's options for a prediction drawn as d.
-func (p InferPredictor) sampleOptions(d Draw) infer.SampleOptions {
+// sampleOptions are the runtime's options for a prediction of prompt
+// drawn as d.
+func (p InferPredictor) sampleOptions(ctx context.Context, prompt string, d Draw) infer.SampleOptions {
 	return infer.SampleOptions{Temperature: d.Temperature, TopP: d.TopP, Seed: d.Seed, Rerank: p.Rerank,
-		MaxTokens: p.MaxTokens, FreeProgram: p.FreeProgram}
+		MaxTokens: p.MaxTokens, FreeProgram: p.FreeProgram, Modules: stdlibModules(ctx, p.Python, prompt)}
 }
 
 // Predict samples k frames (constrained decoding keeps them well-formed).
 func (p InferPredictor) Predict(ctx context.Context, prompt string, k int, d Draw) ([]string, error) {
-	return p.P.Sample(ctx, prompt, k, p.sampleOptions(d))
+	return p.P.Sample(ctx, prompt, k, p.sampleOptions(ctx, prompt, d))
 }
 
 // PredictScored samples k frames with their confidence: the mean and the
 // least of the chosen tokens' probabilities, each renormalised over the
 // tokens constrained decoding allowed (infer.Predictor.SampleScored).
 func (p InferPredictor) PredictScored(ctx context.Context, prompt string, k int, d Draw) ([]Prediction, error) {
-	scored, err := p.P.SampleScored(ctx, prompt, k, p.sampleOptions(d))
+	scored, err := p.P.SampleScored(ctx, prompt, k, p.sampleOptions(ctx, prompt, d))
 	if err != nil {
 		return nil, err
 	}

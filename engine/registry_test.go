@@ -103,10 +103,10 @@ func TestModelEngineTakesDecodingOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	ip, ok := FormatPredictor(e).(InferPredictor)
-	if !ok || ip.MaxTokens != 64 || !ip.FreeProgram || ip.Rerank == nil || *ip.Rerank != rr {
-		t.Errorf("predictor %+v, want MaxTokens 64, FreeProgram, rerank %+v", ip, rr)
+	if !ok || ip.MaxTokens != 64 || !ip.FreeProgram || ip.Rerank == nil || *ip.Rerank != rr || ip.Python != "python3" {
+		t.Errorf("predictor %+v, want MaxTokens 64, FreeProgram, rerank %+v, Python python3", ip, rr)
 	}
-	if o := ip.sampleOptions(Draw{Temperature: 0.6}); o.MaxTokens != 64 || !o.FreeProgram || o.Rerank != ip.Rerank || o.Temperature != 0.6 {
+	if o := ip.sampleOptions(context.Background(), "", Draw{Temperature: 0.6}); o.MaxTokens != 64 || !o.FreeProgram || o.Rerank != ip.Rerank || o.Temperature != 0.6 {
 		t.Errorf("sample options %+v", o)
 	}
 }

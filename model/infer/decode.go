@@ -30,7 +30,9 @@ func (p *Predictor) sample(ctx context.Context, prompt string, k int, opt Sample
 	dir := promptDirection(prompt)
 	var rules *programRules
 	if !opt.FreeProgram {
-		rules = promptRules(prompt)
+		if rules = promptRules(prompt); rules != nil {
+			rules.exactModules = opt.Modules
+		}
 	}
 
 	p.mu.Lock()

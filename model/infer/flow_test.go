@@ -224,6 +224,37 @@ func TestModuleRepr(t *testing.T) {
 	}
 }
 
+// TestExactModules: with the interpreter's reprs (SampleOptions.Modules)
+// a module frame's imported module shows exactly its repr; without, its
+// path is free.
+func TestExactModules(t *testing.T) {
+	src := "import glob\nimport os\nx = 1\n"
+	prompt := stepPrompt(src, `<|line_sep|><|arg_sep|>{}<|src_sep|>import glob<|action_sep|>`, format.TokStepOver)
+	exact := map[string]string{"glob": "<module 'glob' from '/usr/lib/python3.11/glob.py'>", "os": "<module 'os' (frozen)>"}
+	for _, tc := range []struct {
+		json   string
+		pinned bool // allowed with the reprs
+		free   bool // allowed without
+	}{
+		{`{"glob": "<module 'glob' from '/usr/lib/python3.11/glob.py'>"`, true, true},
+		{`{"glob": "<module 'glob' from '/usr/lib/python3.11/`, true, true},
+		{`{"glob": "<module 'glob' from '/root/.pyenv/versions/3.11.7/lib/python3.11/glob.py'>"`, false, true},
+		{`{"glob": "<module 'glob' (built-in)>"`, false, true},
+		{`{"glob": "<module 'glob' from '/usr/lib/python3.11/glob.py'>", "os": "<module 'os' (frozen)>"`, true, true},
+		{`{"glob": "<module 'glob' from '/usr/lib/python3.11/glob.py'>", "os": "<module 'os' from '/x/os.py'>"`, false, true},
+	} {
+		r := promptRules(prompt)
+		cur := "<|line_sep|><|arg_sep|>" + tc.json
+		if got := r.fixedAllowed(cur, tc.json); got != tc.free {
+			t.Errorf("without reprs: %s allowed = %v, want %v", tc.json, got, tc.free)
+		}
+		r.exactModules = exact
+		if got := r.fixedAllowed(cur, tc.json); got != tc.pinned {
+			t.Errorf("with reprs: %s allowed = %v, want %v", tc.json, got, tc.pinned)
+		}
+	}
+}
+
 // stepPrompt is the prompt of program src with one frame and an action.
 func stepPrompt(src, frame, action string) string {
 	return format.TokBeginOfText + format.TokTraceContextStart + src + format.TokFrameSep + frame + action + format.TokFrameSep

@@ -68,6 +68,9 @@ func (r *programRules) fixedAllowed(cur, json string) bool {
 			return true
 		}
 		if mod, ok := r.modules[key]; ok {
+			if exact, ok := r.exactModules[mod]; ok {
+				return closed && s == exact || !closed && strings.HasPrefix(exact, s)
+			}
 			return moduleReprAllowed(mod, s, closed)
 		}
 		want, ok := r.fixed[key]
@@ -266,7 +269,9 @@ type programRules struct {
 	fixed  map[string]string    // the module's functions, classes and instances no statement rebinds: their reprs (fixedAllowed)
 	// the module's names only `import` binds, to their modules (fixedAllowed)
 	modules map[string]string
-	whole   bool // every answer shows every local (wholeAllowed)
+	// the reprs of modules on the program's interpreter (SampleOptions.Modules)
+	exactModules map[string]string
+	whole        bool // every answer shows every local (wholeAllowed)
 	// a step from the module's frame: a line frame it answers is the
 	// module's (stepsInModule)
 	stepsInModule bool
