@@ -279,3 +279,41 @@ func TestStdlibTableMatchesPython(t *testing.T) {
 		t.Errorf("only %d names of the table checked", n)
 	}
 }
+
+func TestLiteralConstants(t *testing.T) {
+	src := strings.Join([]string{
+		"A = 5",
+		"B = -12",
+		"C = 'default.out'",
+		`D = "it"`,
+		"E = True",
+		"F = None",
+		"G = 1_000",   // not read: repr drops the underscore
+		"H = 'a\\tb'", // an escape
+		`I = "it's"`,  // a quote
+		"J = 2",
+		"J += 1",   // bound twice
+		"K = [1]",  // a list: mutable
+		"L = 0x10", // not decimal
+		"M = 3.5",  // a float
+		"N = 7",
+		"def f():",
+		"    global N", // may rebind
+		"    N = 8",
+		"O = 1; P = 2", // one logical line, two statements: not read
+		"class Q:",
+		"    R = 1", // a class attribute
+	}, "\n") + "\n"
+	reprs := New(src).FixedReprs()
+	want := map[string]string{"A": "5", "B": "-12", "C": "'default.out'", "D": "'it'", "E": "True", "F": "None"}
+	for name, r := range want {
+		if reprs[name] != r {
+			t.Errorf("FixedReprs[%s] = %q, want %q", name, reprs[name], r)
+		}
+	}
+	for _, name := range []string{"G", "H", "I", "J", "K", "L", "M", "N", "O", "P", "R"} {
+		if r, ok := reprs[name]; ok {
+			t.Errorf("FixedReprs[%s] = %q, want none", name, r)
+		}
+	}
+}

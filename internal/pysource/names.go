@@ -308,7 +308,7 @@ func (ix *Index) fixedInstances(fixed set, bases map[string][]string) map[string
 // instance's <__main__.C object at 0x0> (FixedFunctions, FixedClasses,
 // FixedInstances), a standard-library name imported from its module
 // (FromImported, StdlibRepr: `from math import log10` shows <built-in
-// function log10>).
+// function log10>), a constant one `NAME = LITERAL` binds (literalConstants).
 func (ix *Index) FixedReprs() map[string]string {
 	out := map[string]string{}
 	for _, f := range ix.FixedFunctions() {
@@ -326,7 +326,60 @@ func (ix *Index) FixedReprs() map[string]string {
 			out[name] = r
 		}
 	}
+	for name, r := range ix.literalConstants() {
+		out[name] = r
+	}
 	return out
+}
+
+// literalConstants maps each module name that one statement, `NAME =
+// LITERAL`, binds and nothing may rebind to the literal's repr: a decimal
+// int (a minus before it too), True, False, None, or a one-line string of
+// printable ASCII with neither quote nor backslash in it ('...', as repr
+// writes it).
+func (ix *Index) literalConstants() map[string]string {
+	if ix.ModuleOpen() {
+		return nil
+	}
+	out := map[string]string{}
+	for k, l := range ix.stmts {
+		t := l.toks
+		neg := len(t) == 4 && t[2].kind == tOp && t[2].text == "-"
+		if ix.owner[k] != ix.Module || len(t) != 3 && !neg || t[0].kind != tName || t[1].kind != tOp || t[1].text != "=" {
+			continue
+		}
+		if name := t[0].text; ix.moduleBinds[name] == 1 && !ix.rebindable[name] {
+			if r, ok := literalRepr(t[len(t)-1], neg); ok {
+				out[name] = r
+			}
+		}
+	}
+	return out
+}
+
+// literalRepr is repr of the value of literal token v (negated: neg), for
+// the literals literalConstants reads.
+func literalRepr(v token, neg bool) (string, bool) {
+	switch {
+	case v.kind == tNumber && (v.text == "0" || v.text[0] >= '1' && v.text[0] <= '9' && strings.Trim(v.text, "0123456789") == ""):
+		if neg && v.text != "0" {
+			return "-" + v.text, true
+		}
+		return v.text, true
+	case neg:
+		return "", false
+	case v.kind == tName && (v.text == "True" || v.text == "False" || v.text == "None"):
+		return v.text, true
+	case v.kind == tString && len(v.text) >= 2 && (v.text[0] == '\'' || v.text[0] == '"') && v.text[len(v.text)-1] == v.text[0]:
+		body := v.text[1 : len(v.text)-1]
+		for _, c := range []byte(body) {
+			if c < 0x20 || c > 0x7e || c == '\'' || c == '"' || c == '\\' {
+				return "", false
+			}
+		}
+		return "'" + body + "'", true
+	}
+	return "", false
 }
 
 // typeBuiltins are builtin classes whose metaclass is type, so a class

@@ -224,6 +224,22 @@ func TestModuleRepr(t *testing.T) {
 	}
 }
 
+// TestLiteralConstantValues: a module constant one `NAME = LITERAL` binds
+// shows that literal in the module's frames, but not in a comprehension's
+// frame on a module line, whose own x is another name.
+func TestLiteralConstantValues(t *testing.T) {
+	src := "x = 5\nflat = [x for x in range(3)]\nprint(x, flat)\n"
+	step := func(frame, action string) string { return stepPrompt(src, frame, action) }
+	last := `<|inv_line_sep|><|src_sep|>print(x, flat)<|arg_sep|>{"x": "5", "flat": "[0, 1, 2]"}<|action_sep|>`
+	checkJSONRule(t, (*programRules).fixedAllowed, []jsonRuleCase{
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>x = 5<|action_sep|>`, format.TokStepOver), `<|line_sep|><|arg_sep|>{"x": "5"`, true},
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>x = 5<|action_sep|>`, format.TokStepOver), `<|line_sep|><|arg_sep|>{"x": "6"`, false},
+		{step(last, format.TokInvStepOver), `<|inv_line_sep|><|src_sep|>print(x, flat)<|arg_sep|>{"x": "4"`, false},
+		// the comprehension's frame shares the line: its x is free
+		{step(last, format.TokInvStepInto), `<|inv_line_sep|><|src_sep|>flat = [x for x in range(3)]<|arg_sep|>{".0": "<range_iterator object at 0x0>", "x": "2"`, true},
+	})
+}
+
 // TestExactModules: with the interpreter's reprs (SampleOptions.Modules)
 // a module frame's imported module shows exactly its repr; without, its
 // path is free.

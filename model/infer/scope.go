@@ -376,14 +376,16 @@ func (s *scopeRules) flowLines(src string, backward bool) sortedSet {
 }
 
 // moduleOnly reports whether every line of text src runs in the module's
-// frame alone (no def or class body shares the text). The texts are read
-// once per program: decoding asks for each token of a module frame's LOCALS.
+// frame alone (no def or class body shares the text, nor a comprehension
+// or lambda on the line). The texts are read once per program: decoding
+// asks for each token of a module frame's LOCALS.
 func (s *scopeRules) moduleOnly(src string) bool {
 	if s.moduleText == nil {
 		s.moduleText = map[string]bool{}
 		for j, l := range s.lines {
 			only, seen := s.moduleText[l]
-			s.moduleText[l] = (only || !seen) && slices.Equal(s.member[j], []int{-1})
+			runs := s.ix.RunsOn(j + 1)
+			s.moduleText[l] = (only || !seen) && len(runs) == 1 && runs[0] == s.ix.Module
 		}
 	}
 	return s.moduleText[src]
