@@ -374,28 +374,15 @@ func TestReverseStepsBeforeAScriptsStart(t *testing.T) {
 // module's call (here: the oracle asked for a jump back to the call
 // instead) gets the start; at the start the same answer is before it.
 func TestStepBackNeverPassesTheStart(t *testing.T) {
-	ctx := context.Background()
-	re := engine.NewReal(engine.Options{Workers: 1})
-	defer re.Close()
-	p := readProgram(t, "stack.py", "")
-	tr, err := re.Trace(ctx, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	oracle := enginetest.NewOracle(tr)
-	pred := engine.PredictorFunc(func(ctx context.Context, prompt string, k int, d engine.Draw) ([]string, error) {
+	b := oracleNeural(t, "stack.py", func(prompt string) (string, error) {
 		for _, a := range []debugger.Action{debugger.InvStepInto, debugger.InvStepOver} {
 			tok := "<|" + string(a) + "|>" + format.TokFrameSep
 			if i := strings.LastIndex(prompt, tok); i >= 0 && i+len(tok) == len(prompt) {
 				prompt = prompt[:i] + "<|" + string(debugger.InvStepCall) + "|>" + format.TokFrameSep
 			}
 		}
-		return oracle.Predict(ctx, prompt, k, d)
+		return prompt, nil
 	})
-	b, err := engine.NewNeural(p, pred, engine.Draw{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	got := runTable(t, b, "s;rs;rs;rs;s;s;rn;rr")
 	want := []string{
 		"start <module>:1 line [<module>:1]",
@@ -418,30 +405,17 @@ func TestStepBackNeverPassesTheStart(t *testing.T) {
 // reverse continue to one not reached yet goes back before the start, and
 // the model is never asked for a stop at such a line (here it would fail).
 func TestContinueToModuleLineLeftBehind(t *testing.T) {
-	ctx := context.Background()
-	re := engine.NewReal(engine.Options{Workers: 1})
-	defer re.Close()
-	p := readProgram(t, "stack.py", "")
-	tr, err := re.Trace(ctx, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	oracle := enginetest.NewOracle(tr)
 	var refused []string
-	pred := engine.PredictorFunc(func(ctx context.Context, prompt string, k int, d engine.Draw) ([]string, error) {
+	b := oracleNeural(t, "stack.py", func(prompt string) (string, error) {
 		for _, a := range []debugger.Action{debugger.Breakpoint, debugger.InvStepInto} {
 			tok := "<|" + string(a) + "|>"
 			if i := strings.LastIndex(prompt, tok); i >= 0 && !strings.Contains(prompt[i:], format.TokFrameSep+"<|") {
 				refused = append(refused, string(a))
-				return nil, fmt.Errorf("asked for %s", a)
+				return "", fmt.Errorf("asked for %s", a)
 			}
 		}
-		return oracle.Predict(ctx, prompt, k, d)
+		return prompt, nil
 	})
-	b, err := engine.NewNeural(p, pred, engine.Draw{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, tc := range []struct {
 		cmds string
 		want []string
@@ -476,4 +450,31 @@ func TestContinueToModuleLineLeftBehind(t *testing.T) {
 			t.Errorf("%s: got\n%s\nwant\n%s\nrefused requests: %v", tc.cmds, strings.Join(got, "\n"), strings.Join(tc.want, "\n"), refused)
 		}
 	}
+}
+
+// oracleNeural is a model engine's backend for testdata file whose model
+// is the oracle of its real trace, asked each prompt as ask rewrites it
+// (an error fails the prediction).
+func oracleNeural(t *testing.T, file string, ask func(prompt string) (string, error)) *engine.Neural {
+	t.Helper()
+	re := engine.NewReal(engine.Options{Workers: 1})
+	defer re.Close()
+	p := readProgram(t, file, "")
+	tr, err := re.Trace(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oracle := enginetest.NewOracle(tr)
+	pred := engine.PredictorFunc(func(ctx context.Context, prompt string, k int, d engine.Draw) ([]string, error) {
+		prompt, err := ask(prompt)
+		if err != nil {
+			return nil, err
+		}
+		return oracle.Predict(ctx, prompt, k, d)
+	})
+	b, err := engine.NewNeural(p, pred, engine.Draw{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
