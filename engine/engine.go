@@ -396,23 +396,26 @@ type InferPredictor struct {
 	Python string
 }
 
-// sampleOptions are the runtime's options for a prediction of prompt
-// drawn as d.
-func (p InferPredictor) sampleOptions(ctx context.Context, prompt string, d Draw) infer.SampleOptions {
-	return infer.SampleOptions{Temperature: d.Temperature, TopP: d.TopP, Seed: d.Seed, Rerank: p.Rerank,
-		MaxTokens: p.MaxTokens, FreeProgram: p.FreeProgram, Modules: stdlibModules(ctx, p.Python, prompt)}
+// sampleOptions are the runtime's options for a prediction drawn as d.
+func (p InferPredictor) sampleOptions(ctx context.Context, d Draw) infer.SampleOptions {
+	o := infer.SampleOptions{Temperature: d.Temperature, TopP: d.TopP, Seed: d.Seed, Rerank: p.Rerank,
+		MaxTokens: p.MaxTokens, FreeProgram: p.FreeProgram}
+	if p.Python != "" {
+		o.ModuleReprs = func(modules []string) map[string]string { return stdlibModules(ctx, p.Python, modules) }
+	}
+	return o
 }
 
 // Predict samples k frames (constrained decoding keeps them well-formed).
 func (p InferPredictor) Predict(ctx context.Context, prompt string, k int, d Draw) ([]string, error) {
-	return p.P.Sample(ctx, prompt, k, p.sampleOptions(ctx, prompt, d))
+	return p.P.Sample(ctx, prompt, k, p.sampleOptions(ctx, d))
 }
 
 // PredictScored samples k frames with their confidence: the mean and the
 // least of the chosen tokens' probabilities, each renormalised over the
 // tokens constrained decoding allowed (infer.Predictor.SampleScored).
 func (p InferPredictor) PredictScored(ctx context.Context, prompt string, k int, d Draw) ([]Prediction, error) {
-	scored, err := p.P.SampleScored(ctx, prompt, k, p.sampleOptions(ctx, prompt, d))
+	scored, err := p.P.SampleScored(ctx, prompt, k, p.sampleOptions(ctx, d))
 	if err != nil {
 		return nil, err
 	}

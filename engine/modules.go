@@ -3,15 +3,11 @@ package engine
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"os/exec"
-	"slices"
 	"sync"
 	"time"
 
-	"ndb/format"
-	"ndb/internal/pysource"
 	"ndb/tracer"
 )
 
@@ -53,23 +49,17 @@ var moduleReprs = struct {
 	m map[string]map[string]string
 }{m: map[string]map[string]string{}}
 
-// stdlibModules maps the modules that the names of prompt's program only
-// imports hold (pysource.ImportedModules) to the reprs python shows for
-// them, for those of its standard library (moduleScript); nil without a
-// python to ask. Each module is asked once per interpreter.
-func stdlibModules(ctx context.Context, python, prompt string) map[string]string {
-	if python == "" {
-		return nil
-	}
-	src, err := format.HeaderSource(prompt)
-	if err != nil {
-		return nil
-	}
-	names := importedModules(src)
-	if len(names) == 0 {
+// stdlibModules maps the modules of names that are python's standard
+// library to the reprs it shows for them (moduleScript); nil without a
+// python to ask. Each module is asked once per interpreter (the lock is
+// held while python answers: a later prediction waits for what it would
+// ask again).
+func stdlibModules(ctx context.Context, python string, names []string) map[string]string {
+	if python == "" || len(names) == 0 {
 		return nil
 	}
 	moduleReprs.Lock()
+	defer moduleReprs.Unlock()
 	known := moduleReprs.m[python]
 	if known == nil {
 		known = map[string]string{}
@@ -81,54 +71,19 @@ func stdlibModules(ctx context.Context, python, prompt string) map[string]string
 			ask = append(ask, n)
 		}
 	}
-	moduleReprs.Unlock()
 	if len(ask) > 0 {
 		got := askModules(ctx, python, ask)
-		moduleReprs.Lock()
 		for _, n := range ask {
 			known[n] = got[n]
 		}
-		moduleReprs.Unlock()
 	}
 	out := map[string]string{}
-	moduleReprs.Lock()
-	defer moduleReprs.Unlock()
 	for _, n := range names {
 		if r := known[n]; r != "" {
 			out[n] = r
 		}
 	}
 	return out
-}
-
-// importedByProgram caches importedModules per program text (every
-// prediction of a session asks again).
-var importedByProgram = struct {
-	sync.Mutex
-	m map[[32]byte][]string
-}{m: map[[32]byte][]string{}}
-
-// importedModules lists the modules src's names only imports bind, sorted.
-func importedModules(src string) []string {
-	key := sha256.Sum256([]byte(src))
-	importedByProgram.Lock()
-	names, ok := importedByProgram.m[key]
-	importedByProgram.Unlock()
-	if ok {
-		return names
-	}
-	for _, mod := range pysource.New(src).ImportedModules() {
-		names = append(names, mod)
-	}
-	slices.Sort(names)
-	names = slices.Compact(names)
-	importedByProgram.Lock()
-	if len(importedByProgram.m) >= 256 {
-		clear(importedByProgram.m)
-	}
-	importedByProgram.m[key] = names
-	importedByProgram.Unlock()
-	return names
 }
 
 // askModules runs moduleScript for names; nil where python cannot answer.

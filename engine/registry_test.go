@@ -106,7 +106,7 @@ func TestModelEngineTakesDecodingOptions(t *testing.T) {
 	if !ok || ip.MaxTokens != 64 || !ip.FreeProgram || ip.Rerank == nil || *ip.Rerank != rr || ip.Python != "python3" {
 		t.Errorf("predictor %+v, want MaxTokens 64, FreeProgram, rerank %+v, Python python3", ip, rr)
 	}
-	if o := ip.sampleOptions(context.Background(), "", Draw{Temperature: 0.6}); o.MaxTokens != 64 || !o.FreeProgram || o.Rerank != ip.Rerank || o.Temperature != 0.6 {
+	if o := ip.sampleOptions(context.Background(), Draw{Temperature: 0.6}); o.ModuleReprs == nil || o.MaxTokens != 64 || !o.FreeProgram || o.Rerank != ip.Rerank || o.Temperature != 0.6 {
 		t.Errorf("sample options %+v", o)
 	}
 }

@@ -3,6 +3,7 @@ package infer
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -28,12 +29,7 @@ func (p *Predictor) sample(ctx context.Context, prompt string, k int, opt Sample
 		return nil, err
 	}
 	dir := promptDirection(prompt)
-	var rules *programRules
-	if !opt.FreeProgram {
-		if rules = promptRules(prompt); rules != nil {
-			rules.exactModules = opt.Modules
-		}
-	}
+	rules := sampleRules(prompt, opt)
 
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -271,4 +267,18 @@ func (p *Predictor) pick(c *candidate, opt SampleOptions, dir format.Direction) 
 		c.picked = tokenProb(c.logits, id, scoreValid)
 	}
 	return id
+}
+
+// sampleRules are the program rules of constrained decoding for prompt
+// (nil: none), with the interpreter's reprs of the modules its names only
+// import (SampleOptions.ModuleReprs).
+func sampleRules(prompt string, opt SampleOptions) *programRules {
+	if opt.FreeProgram {
+		return nil
+	}
+	rules := promptRules(prompt)
+	if rules != nil && opt.ModuleReprs != nil && len(rules.modules) > 0 {
+		rules.exactModules = opt.ModuleReprs(slices.Sorted(maps.Values(rules.modules)))
+	}
+	return rules
 }

@@ -271,6 +271,29 @@ func TestExactModules(t *testing.T) {
 	}
 }
 
+// TestSampleRulesAskModuleReprs: decoding asks SampleOptions.ModuleReprs
+// for the modules the program's names only import, once, and holds their
+// values to the answer.
+func TestSampleRulesAskModuleReprs(t *testing.T) {
+	prompt := stepPrompt("import glob\nimport os.path as p\nimport sys\nsys = 1\n", `<|line_sep|><|arg_sep|>{}<|src_sep|>import glob<|action_sep|>`, format.TokStepOver)
+	var asked [][]string
+	opt := SampleOptions{ModuleReprs: func(mods []string) map[string]string {
+		asked = append(asked, mods)
+		return map[string]string{"glob": "<module 'glob' from '/g.py'>"}
+	}}
+	r := sampleRules(prompt, opt)
+	if len(asked) != 1 || !slices.Equal(asked[0], []string{"glob", "os.path"}) { // sys is rebound
+		t.Fatalf("asked %v, want once for [glob os.path]", asked)
+	}
+	if !r.fixedAllowed(`<|line_sep|><|arg_sep|>{"glob": "<module 'glob' from '/g.py'>"`, `{"glob": "<module 'glob' from '/g.py'>"`) ||
+		r.fixedAllowed(`<|line_sep|><|arg_sep|>{"glob": "<module 'glob' from '/h.py'>"`, `{"glob": "<module 'glob' from '/h.py'>"`) {
+		t.Error("glob's value is not held to the interpreter's repr")
+	}
+	if opt.FreeProgram = true; sampleRules(prompt, opt) != nil || len(asked) != 1 {
+		t.Error("FreeProgram still has rules or asks")
+	}
+}
+
 // stepPrompt is the prompt of program src with one frame and an action.
 func stepPrompt(src, frame, action string) string {
 	return format.TokBeginOfText + format.TokTraceContextStart + src + format.TokFrameSep + frame + action + format.TokFrameSep

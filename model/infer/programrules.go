@@ -51,10 +51,12 @@ func (p *Predictor) programAllowed(cur string, id int, r *programRules) bool {
 	return true
 }
 
-// fixedAllowed checks, in a module frame's LOCALS (json), the values of the
-// module's fixed functions, classes and instances (pysource's
-// FixedReprs: <function NAME at 0x0>, <class '__main__.NAME'>, <__main__.C
-// object at 0x0>) and of its imported modules (moduleReprAllowed). A frame is the module's when
+// fixedAllowed checks, in a module frame's LOCALS (json), the values the
+// module's names can only hold (pysource's FixedReprs: <function NAME at
+// 0x0>, <class '__main__.NAME'>, <__main__.C object at 0x0>, a
+// standard-library name, a literal constant) and those of its imported
+// modules (the interpreter's repr where SampleOptions.ModuleReprs knows
+// it, else moduleReprAllowed). A frame is the module's when
 // its line is (an inverse frame writes its line first) or, for a forward
 // line frame (LOCALS first), when every line the rules leave it is.
 func (r *programRules) fixedAllowed(cur, json string) bool {
@@ -67,13 +69,12 @@ func (r *programRules) fixedAllowed(cur, json string) bool {
 			key = s
 			return true
 		}
-		if mod, ok := r.modules[key]; ok {
-			if exact, ok := r.exactModules[mod]; ok {
-				return closed && s == exact || !closed && strings.HasPrefix(exact, s)
-			}
-			return moduleReprAllowed(mod, s, closed)
-		}
 		want, ok := r.fixed[key]
+		if mod, isMod := r.modules[key]; isMod {
+			if want, ok = r.exactModules[mod]; !ok {
+				return moduleReprAllowed(mod, s, closed)
+			}
+		}
 		if !ok {
 			return true
 		}
@@ -269,7 +270,7 @@ type programRules struct {
 	fixed  map[string]string    // the module's functions, classes and instances no statement rebinds: their reprs (fixedAllowed)
 	// the module's names only `import` binds, to their modules (fixedAllowed)
 	modules map[string]string
-	// the reprs of modules on the program's interpreter (SampleOptions.Modules)
+	// the reprs of modules on the program's interpreter (SampleOptions.ModuleReprs)
 	exactModules map[string]string
 	whole        bool // every answer shows every local (wholeAllowed)
 	// a step from the module's frame: a line frame it answers is the

@@ -35,11 +35,12 @@ type SampleOptions struct {
 	// alternatives where the greedy frame is unsure and pick among them
 	// (test-time compute; see Rerank). nil: plain greedy decoding.
 	Rerank *Rerank
-	// Modules maps module names to the repr the program's interpreter
-	// shows for each (<module 'os' (frozen)>): a module frame's name that
-	// only imports of that module bind shows exactly it. Nil: the path
-	// is left free (the model writes the one it learned).
-	Modules map[string]string
+	// ModuleReprs answers, for the modules a program's names only imports
+	// bind, the repr the program's interpreter shows for each it knows
+	// (<module 'os' (frozen)>): a module frame's name that holds one shows
+	// exactly it. Nil: the path is left free (the model writes the one it
+	// learned).
+	ModuleReprs func(modules []string) map[string]string
 }
 
 // DefaultMaxFrameTokens is the frame budget when SampleOptions.MaxTokens is 0.
