@@ -91,7 +91,7 @@ func (b *TraceBackend) StopAt(p Pos) Stop { return StopAt(b.tr, p) }
 func StopAt(tr *Tree, p Pos) Stop {
 	switch {
 	case p.Index < 0:
-		return Stop{State: tracer.State{Event: EventExit}, Exit: ExitInvEntry, Index: -1}
+		return BeforeStart()
 	case p.Index >= len(tr.T.States):
 		detail := tr.T.Exit.Error
 		if detail == "" {

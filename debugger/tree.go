@@ -20,6 +20,11 @@ const (
 // the position's kind (format.ExitOf reads both).
 const ExitInvEntry = KindInvExitEntry
 
+// BeforeStart is the Stop of a step back beyond the entry.
+func BeforeStart() Stop {
+	return Stop{State: tracer.State{Event: EventExit}, Exit: ExitInvEntry, Index: -1}
+}
+
 // Pos is a position in a trace's forward or inverse tree. Index is the state's
 // index in Trace.States; LineCall selects the inverse tree's inv_line_call
 // duplicate of that state (the node holding its callees' states, reversed).

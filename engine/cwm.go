@@ -95,7 +95,7 @@ func (b *CWM) sync(history []debugger.Step) (int, error) {
 
 func (b *CWM) stopAt(pos int) debugger.Stop {
 	if pos < 0 {
-		return debugger.Stop{State: tracer.State{Event: debugger.EventExit}, Exit: debugger.ExitInvEntry, Index: -1}
+		return debugger.BeforeStart()
 	}
 	s := b.frames[pos].st
 	s.Frame = 0

@@ -174,7 +174,9 @@ func (b *Neural) next(ctx context.Context, history []debugger.Step, cmd debugger
 	if cmd.Action == debugger.Continue && len(cmd.Breaks) > 0 {
 		cmd = b.dropUnreachable(hist, cmd)
 		if backward && len(cmd.Breaks) == 0 {
-			return debugger.Stop{State: tracer.State{Event: debugger.EventExit}, Exit: debugger.ExitInvEntry, Index: -1, Predicted: true}, nil, nil
+			st := debugger.BeforeStart()
+			st.Predicted = true
+			return st, nil, nil
 		}
 	}
 	switch {
@@ -328,7 +330,9 @@ func (w *walker) one(step format.Step, wantLine int) (debugger.Stop, error) {
 	if step.Action.Inverse() && w.b.script && st.Event == tracer.EventCall && st.Src == "" {
 		// A script's module call, which has no text, is before the start
 		// (pdb's first stop is the module's first line), as on every engine.
-		st = debugger.Stop{State: tracer.State{Event: debugger.EventExit}, Exit: debugger.ExitInvEntry, Index: -1, Predicted: true, Confidence: st.Confidence}
+		before := debugger.BeforeStart()
+		before.Predicted, before.Confidence = true, st.Confidence
+		st = before
 		if cur := w.hist[len(w.hist)-1].Stop; step.Action != debugger.InvStepCall && !w.b.atStartLine(cur) {
 			// One step back from a later state reaches the start at most.
 			st = w.b.start
