@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -171,9 +172,9 @@ func (b *Neural) next(ctx context.Context, history []debugger.Step, cmd debugger
 	// command reached by several predictions shown as those predictions.
 	hist := b.paths.expand(history)
 	w := newWalker(b, ctx, hist)
-	if cmd.Action == debugger.Continue && len(cmd.Breaks) > 0 {
+	if len(cmd.Breaks) > 0 {
 		cmd = b.dropUnreachable(hist, cmd)
-		if backward && len(cmd.Breaks) == 0 {
+		if cmd.Action == debugger.Continue && backward && len(cmd.Breaks) == 0 {
 			st := debugger.BeforeStart()
 			st.Predicted = true
 			return st, nil, nil
@@ -225,34 +226,40 @@ func (b *Neural) next(ctx context.Context, history []debugger.Step, cmd debugger
 	return debugger.Stop{}, nil, fmt.Errorf("engine: unknown action %q", cmd.Action)
 }
 
-// dropUnreachable removes from a continue's breakpoints the lines of a
+// dropUnreachable removes from a command's breakpoints the lines pdb
+// cannot stop at: a line that runs nothing (pysource's Silent: a
+// docstring's, a closing bracket's) and, for a continue, a line of a
 // script's module code that runs once and that the module's frame has
-// left behind (forwards) or not reached yet (backwards): pdb cannot stop
-// there, and a model asked for such a line names a stop there anyway.
-// With none left, a forward continue runs to the end, a reverse one back
-// to before the start.
+// left behind (forwards) or not reached yet (backwards). A model asked for
+// such a line names a stop there anyway. With none left, a forward
+// continue runs to the end, a reverse one back to before the start.
 func (b *Neural) dropUnreachable(hist []debugger.Step, cmd debugger.Command) debugger.Command {
 	stack := b.ix.stackAt(hist)
-	if !b.script || len(stack) == 0 || stack[0].Function != "<module>" {
-		return cmd
-	}
-	at := stack[0].Lineno
-	// the stop itself is the line event of once-run code: its only one
-	onlyHit := func(l int) bool {
-		return len(stack) == 1 && stack[0].Event == tracer.EventLine && l == at && b.ix.px.Passed(l, at)
-	}
-	var keep []int
-	for _, l := range cmd.Breaks {
-		if cmd.Backward && !b.ix.px.Ahead(l, at) && !onlyHit(l) || !cmd.Backward && !b.ix.px.Passed(l, at) {
-			keep = append(keep, l)
+	once := cmd.Action == debugger.Continue && b.script && len(stack) > 0 && stack[0].Function == "<module>"
+	reachable := func(l int) bool {
+		switch {
+		case b.ix.px.Silent(l):
+			return false
+		case !once:
+			return true
+		case !cmd.Backward:
+			return !b.ix.px.Passed(l, stack[0].Lineno)
 		}
+		at := stack[0].Lineno
+		// the stop itself is the line event of once-run code: its only one
+		onlyHit := len(stack) == 1 && stack[0].Event == tracer.EventLine && l == at && b.ix.px.Passed(l, at)
+		return !b.ix.px.Ahead(l, at) && !onlyHit
 	}
+	keep := slices.DeleteFunc(slices.Clone(cmd.Breaks), func(l int) bool { return !reachable(l) })
 	if len(keep) == len(cmd.Breaks) {
 		return cmd
 	}
-	cmd.Breaks, cmd.Src, cmd.Line = keep, "", 0
-	if len(keep) == 1 && !cmd.Backward {
-		cmd.Src, cmd.Line = b.ix.line(keep[0]), keep[0]
+	cmd.Breaks = keep
+	if cmd.Action == debugger.Continue {
+		cmd.Src, cmd.Line = "", 0
+		if len(keep) == 1 && !cmd.Backward {
+			cmd.Src, cmd.Line = b.ix.line(keep[0]), keep[0]
+		}
 	}
 	return cmd
 }

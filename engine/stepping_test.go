@@ -452,6 +452,34 @@ func TestContinueToModuleLineLeftBehind(t *testing.T) {
 	}
 }
 
+// TestContinueToSilentLine: a breakpoint on a line that runs nothing (a
+// docstring's, a closing bracket's) is never asked of the model: pdb never
+// stops there.
+func TestContinueToSilentLine(t *testing.T) {
+	var refused []string
+	b := oracleNeural(t, "docs.py", func(prompt string) (string, error) {
+		for _, silent := range []string{"    of radius r.", ")"} {
+			if strings.HasSuffix(prompt, format.TokBreakpoint+silent+format.TokFrameSep) {
+				refused = append(refused, silent)
+				return "", fmt.Errorf("asked for %q", silent)
+			}
+		}
+		return prompt, nil
+	})
+	for _, tc := range []struct {
+		cmds string
+		want []string
+	}{
+		{"b 3;c", []string{"start <module>:1 line [<module>:1]", "b 3", "exit normal"}},
+		{"b 3;b 10;b 11;c", []string{"start <module>:1 line [<module>:1]", "b 3", "b 10", "b 11", "<module>:11 line [<module>:11]"}},
+	} {
+		got := runTable(t, b, tc.cmds)
+		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") || len(refused) > 0 {
+			t.Errorf("%s: got\n%s\nwant\n%s\nrefused requests: %v", tc.cmds, strings.Join(got, "\n"), strings.Join(tc.want, "\n"), refused)
+		}
+	}
+}
+
 // oracleNeural is a model engine's backend for testdata file whose model
 // is the oracle of its real trace, asked each prompt as ask rewrites it
 // (an error fails the prediction).

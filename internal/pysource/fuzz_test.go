@@ -46,6 +46,9 @@ func FuzzIndex(f *testing.F) {
 				t.Fatalf("%s: first %d line %d end %d in %q", s.Qualname, s.First, s.Line, s.End, src)
 			}
 			_ = s.Locals()
+			if ix.Silent(s.Line) || ix.Silent(s.First) {
+				t.Fatalf("%s: its header line %d or first line %d is silent in %q", s.Qualname, s.Line, s.First, src)
+			}
 			for _, r := range ix.Returns(s) {
 				in(s.Qualname+" return", r)
 			}

@@ -165,6 +165,9 @@ type Index struct {
 	calls    map[*Scope]set
 	flowOnce sync.Once
 	flowG    *flowGraph // NextLines' reading of the statements, built at its first call
+	// per line: whether a token on it may compile to an instruction (Silent)
+	silentOnce sync.Once
+	mayFire    []bool
 	// per logical line: what it binds, its := targets and the names it may
 	// unbind; per module name, how many module statements bind it, and the
 	// names other code may bind or unbind at any time; ModuleOpen's answer

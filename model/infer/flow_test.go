@@ -32,6 +32,7 @@ func realTracePrograms(t *testing.T) (*tracer.Tracer, []tracer.Program) {
 		{Path: "except*", Source: "try:\n    raise ExceptionGroup('g', [ValueError(1), TypeError(2)])\nexcept* ValueError:\n    a = 1\nexcept* TypeError:\n    b = 2\nfinally:\n    c = 3\n"},
 		{Path: "with", Source: "import contextlib\n@contextlib.contextmanager\ndef cm():\n    yield 1\ndef f(n):\n    for i in range(n):\n        try:\n            with cm() as v:\n                if i == 1:\n                    continue\n                if i == 2:\n                    raise KeyError(i)\n                if i == 3:\n                    break\n        except KeyError:\n            pass\n        finally:\n            n -= 1\n    with cm():\n        return n\nf(5)\n"},
 		{Path: "gen", Source: "def g(n):\n    while True:\n        if n <= 0:\n            return\n        yield n\n        n -= 1\nclass C(dict):\n    '''doc'''\n    x = [v for v in g(3)]\nprint(sum(g(4)), C.x)\n"},
+		{Path: "silent", Source: "\"\"\"Module doc,\non two lines.\"\"\"\ng = 0\nSTATES = {\n    'A': ['Alaska', 'Alabama'],\n    'K': ['Kansas',\n          'Kentucky'],\n}\ndef f(a, b=(1,\n            2)):\n    \"\"\"Doc\n    more doc\n    \"\"\"\n    global g\n    g += 1\n    if a:\n        x = 1\n    else:\n        x = 2\n    try:\n        if a > 1:\n            raise ValueError(a)\n        y = 1\n    except ValueError:\n        y = 2\n    else:\n        y = 3\n    finally:\n        y += 4\n    for i in range(3):\n        if i == a:\n            break\n    else:\n        z = 1\n    while a > 5:\n        a -= 1\n    else:\n        z = 2\n    def inner():\n        nonlocal x\n        x = 5\n    inner()\n    s = f\"\"\"a\n{a}\nb\"\"\"\n    t = (\"abc\"\n         \"def\")\n    u = \"\"\"abc\ndef\n\"\"\".upper()\n    v = (\"\"\"abc\ndef\"\"\",\n         x,\n    )\n    return (\n        x,\n        y,\n    )\ndef h():\n    try:\n        return f(\n            2,\n        )\n    finally:\n        pass\nclass C:\n    \"\"\"Class doc\n    on two lines.\"\"\"\n    k = (\n        1,\n    )\nprint(f(0), f(1), h(), C.k, STATES['K'][\n    1\n])\n"},
 		{Path: "headers", Source: "import enum, functools\nclass E(Exception):\n    pass\nclass B(E):\n    \"\"\"doc\"\"\"\nclass Color(enum.Enum):\n    RED = 1\n@functools.lru_cache\ndef d(x):\n    'only a docstring'\ndef g(y, z=2):\n    'doc'\nclass K:\n    'doc only'\ndef outer(a):\n    def inner(b):\n        'doc'\n    inner(a)\n    return a\ne = E(1)\nprint(d(2), g(3), B(), K(), Color.RED, outer(4))\n"},
 	}
 	add := func(dir string, every int) {
@@ -147,6 +148,37 @@ func TestPassedAndAheadHoldOnRealTraces(t *testing.T) {
 	t.Logf("%d programs: %d claims of Passed, %d of Ahead", len(programs), passed, ahead)
 	if passed < 1000 || ahead < 1000 {
 		t.Fatalf("too few claims checked: %d passed, %d ahead", passed, ahead)
+	}
+}
+
+// TestSilentHoldsOnRealTraces: no event of any kind (line, call, return,
+// exception) of a traced program is on a line pysource calls Silent, so a
+// breakpoint there can never stop (silentBreakpoint, Neural.dropUnreachable).
+func TestSilentHoldsOnRealTraces(t *testing.T) {
+	tr, programs := realTracePrograms(t)
+	defer tr.Close()
+	silent, events := 0, 0
+	for _, prog := range programs {
+		trace, err := tr.Trace(context.Background(), prog)
+		if err != nil {
+			t.Fatalf("%s: %v", prog.Path, err)
+		}
+		ix := pysource.New(prog.Source)
+		for l := 1; l <= len(ix.Lines); l++ {
+			if ix.Silent(l) && executable(ix.Line(l)) {
+				silent++
+			}
+		}
+		for _, s := range trace.States {
+			if s.Lineno > 0 && ix.Silent(s.Lineno) {
+				t.Errorf("%s: a %s event of %s is on line %d (%q), which Silent says runs nothing", prog.Path, s.Event, s.Function, s.Lineno, ix.Line(s.Lineno))
+			}
+			events++
+		}
+	}
+	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent", len(programs), events, silent)
+	if silent < 50 {
+		t.Fatalf("too few silent lines checked: %d", silent)
 	}
 }
 

@@ -365,3 +365,37 @@ func TestDefaultModel(t *testing.T) {
 		t.Fatalf("bad model file: %v", err)
 	}
 }
+
+// TestBreakpointOnSilentLineAnswersTheExit: a breakpoint on a line that
+// runs nothing (a docstring's) can only be answered by the exit, whatever
+// the model prefers; one on a line that runs may still be a stop.
+func TestBreakpointOnSilentLineAnswersTheExit(t *testing.T) {
+	src := "def f(n):\n    \"\"\"Double n.\n    Twice.\n    \"\"\"\n    return 2 * n\nprint(f(2))\n"
+	prompt := func(bp string) string {
+		return stepPrompt(src, `<|line_sep|><|arg_sep|>{}<|src_sep|>def f(n):<|action_sep|>`, format.TokBreakpoint+bp)
+	}
+	p := randomPredictor(t, 1024)
+	stops := 0
+	for seed := range uint64(8) {
+		opt := SampleOptions{Temperature: 2, Seed: seed, MaxTokens: 48}
+		for _, bp := range []string{"    Twice.", "    return 2 * n"} {
+			out, err := p.NextFrame(context.Background(), prompt(bp), opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := format.ParseFrame(out)
+			if err != nil {
+				t.Fatalf("%q: %v", out, err)
+			}
+			switch {
+			case bp == "    Twice." && !f.Kind.IsExit():
+				t.Errorf("seed %d: a breakpoint on a docstring's line answered %q", seed, out)
+			case !f.Kind.IsExit():
+				stops++
+			}
+		}
+	}
+	if stops == 0 {
+		t.Error("a breakpoint on a line that runs was never answered by a stop: the rule refuses too much")
+	}
+}

@@ -31,6 +31,9 @@ import (
 func (p *Predictor) programAllowed(cur string, id int, r *programRules) bool {
 	last := lastSpecial(cur)
 	switch {
+	case cur == "" && r != nil:
+		lines, ruled := r.scope[p.texts[id]]
+		return !ruled || len(lines) > 0 // a kind of frame with no line to show is no answer
 	case last == format.TokSrcSep && r != nil:
 		src := cur[strings.LastIndex(cur, format.TokSrcSep)+len(format.TokSrcSep):]
 		if p.tok.IsSpecial(int32(id)) {
@@ -257,7 +260,7 @@ func (r *programRules) valueFor(cur string) string {
 
 // programRules are the strings a frame may take from its program.
 type programRules struct {
-	lines sortedSet // executable lines: not blank, not only a comment
+	lines sortedSet // the lines an event can be on: not blank, not only a comment, not Silent
 	calls sortedSet // lines and "" (a script's module call shows no line)
 	names sortedSet // every function's names, "..", ".0" to ".9"; nil: any name (programNames)
 	// per frame kind token: the lines of the running function a step's
@@ -424,12 +427,12 @@ func promptRules(prompt string) *programRules {
 		return nil
 	}
 	var r programRules
-	for _, l := range strings.Split(src, "\n") {
-		if executable(l) {
+	r.scopes = programScopes(src)
+	for j, l := range r.scopes.lines {
+		if executable(l) && !r.scopes.ix.Silent(j+1) {
 			r.lines = append(r.lines, l)
 		}
 	}
-	r.scopes = programScopes(src)
 	r.scope = r.scopes.stepScopes(prompt)
 	r.stepsInModule = r.scopes.stepsInModule(prompt)
 	r.values = r.scopes.returnValues(prompt)

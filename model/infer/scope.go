@@ -202,7 +202,10 @@ func (s *scopeRules) statementLines(j int) []int {
 //
 //   - step_into, step_over, step_return from a line or call of F: a line,
 //     return or exception frame shows one of F's lines;
-//   - breakpoint SRC: any frame but the exit shows SRC;
+//   - breakpoint SRC: any frame but the exit shows SRC; where no line of
+//     text SRC runs anything (a docstring's line, a closing bracket's) or
+//     the module's frame has left every one behind (leftBehind), only the
+//     exit answers;
 //   - inv_step_into, inv_step_over, inv_step_call from a line, return or
 //     exception of F: a line frame (inv_line, inv_line_call) shows one of
 //     F's lines, and a call frame F's header (or a decorator of it) or one
@@ -229,6 +232,9 @@ func (s *scopeRules) functionLines(prompt string) map[string]sortedSet {
 			return nil
 		}
 		at := sortedSet{step.Src}
+		if s.silent(step.Src) || s.leftBehind(last[:k+len(format.TokActionSep)], step.Src) {
+			at = sortedSet{} // no state is ever on SRC from here: only the exit answers
+		}
 		return map[string]sortedSet{format.TokCallSep: at, format.TokLineSep: at, format.TokReturnSep: at, format.TokExceptionSep: at}
 	}
 	inverse := step.Action.Inverse()
@@ -283,6 +289,50 @@ func (s *scopeRules) functionLines(prompt string) map[string]sortedSet {
 	calls = append(calls, lines...)
 	calls.sort()
 	return map[string]sortedSet{format.TokInvLineSep: lines, format.TokInvLineCallSep: lines, format.TokInvCallSep: calls}
+}
+
+// silent reports whether every line of text src runs nothing (pysource's
+// Silent), so that no state can show it.
+func (s *scopeRules) silent(src string) bool {
+	found := false
+	for j, l := range s.lines {
+		if l == src {
+			if !s.ix.Silent(j + 1) {
+				return false
+			}
+			found = true
+		}
+	}
+	return found
+}
+
+// leftBehind reports whether frame is a line event of the module's frame
+// that has left every line of text src behind for good: module code that
+// runs once, before the frame's line (pysource's Passed), and that no call
+// event shows (a def's or class's first line: its frame's call is on it).
+// The frame's own line is not left behind: the module's return or an
+// exception there may still come.
+func (s *scopeRules) leftBehind(frame, src string) bool {
+	f, err := format.ParseFrame(frame)
+	if err != nil || f.Kind != format.Line || !s.moduleOnly(f.Src) {
+		return false
+	}
+	found := false
+	for m, at := range s.lines {
+		if at != f.Src {
+			continue
+		}
+		for l, text := range s.lines {
+			if text != src {
+				continue
+			}
+			if l == m || !s.ix.Passed(l+1, m+1) || slices.ContainsFunc(s.ix.Scopes, func(sc *pysource.Scope) bool { return sc.First == l+1 || sc.Line == l+1 }) {
+				return false
+			}
+			found = true
+		}
+	}
+	return found
 }
 
 // withFlow narrows rule by the control flow of the last frame's line: after

@@ -101,6 +101,12 @@ func TestProgramScopes(t *testing.T) {
 		{step(`<|call_sep|><|src_sep|>    x = [i for i in (1, 2)]<|arg_sep|>{}<|action_sep|>`, format.TokStepInto), nil}, // a comprehension's frame
 		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    return inner<|action_sep|>`, format.TokBreakpoint+"y = K().m()  # def z():"), []string{"y = K().m()  # def z():"}},
 		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    return inner<|action_sep|>`, format.TokBreakpoint+"    not a line"), nil},
+		// a line inside a string runs nothing: no frame but the exit shows it
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    return inner<|action_sep|>`, format.TokBreakpoint+"def not_a_def():"), []string{}},
+		// module code that runs once, left behind by the module's frame: only the exit
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>y = K().m()  # def z():<|action_sep|>`, format.TokBreakpoint+"import functools"), []string{}},
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>import functools<|action_sep|>`, format.TokBreakpoint+"y = K().m()  # def z():"), []string{"y = K().m()  # def z():"}},
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>y = K().m()  # def z():<|action_sep|>`, format.TokBreakpoint+"        return f(*a,"), []string{"        return f(*a,"}},
 		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    return inner<|action_sep|>`, format.TokContinue), nil},
 		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    return inner<|action_sep|>`, format.TokStepReturn),
 			[]string{"    @functools.wraps(f)", "    def inner(*a):", "    return inner"}},
