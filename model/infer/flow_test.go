@@ -402,7 +402,7 @@ func TestNoKeyLeft(t *testing.T) {
 func TestFlowUnread(t *testing.T) {
 	s := programScopes("x = 1\nelse:\n    y = 2\nz = 3\n")
 	for _, backward := range []bool{false, true} {
-		if got := s.flowLines("z = 3", backward); got != nil {
+		if got := s.flowLines("z = 3", backward, false); got != nil {
 			t.Errorf("backward %v: flow lines %q, want none", backward, got)
 		}
 	}

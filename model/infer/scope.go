@@ -203,9 +203,10 @@ func (s *scopeRules) statementLines(j int) []int {
 //   - step_into, step_over, step_return from a line or call of F: a line,
 //     return or exception frame shows one of F's lines;
 //   - breakpoint SRC: any frame but the exit shows SRC; where no line of
-//     text SRC runs anything (a docstring's line, a closing bracket's) or
-//     the module's frame has left every one behind (leftBehind), only the
-//     exit answers;
+//     text SRC runs anything (a docstring's line, a closing bracket's), only
+//     the exit answers, and where the module's frame has left every one
+//     behind, only the kinds of event that may still come there
+//     (leftBehind);
 //   - inv_step_into, inv_step_over, inv_step_call from a line, return or
 //     exception of F: a line frame (inv_line, inv_line_call) shows one of
 //     F's lines, and a call frame F's header (or a decorator of it) or one
@@ -231,11 +232,17 @@ func (s *scopeRules) functionLines(prompt string) map[string]sortedSet {
 		if !executable(step.Src) || !slices.Contains(s.lines, step.Src) {
 			return nil
 		}
-		at := sortedSet{step.Src}
-		if s.silent(step.Src) || s.leftBehind(last[:k+len(format.TokActionSep)], step.Src) {
-			at = sortedSet{} // no state is ever on SRC from here: only the exit answers
+		noLine, noCall, noEnd := s.leftBehind(last[:k+len(format.TokActionSep)], step.Src)
+		if s.silent(step.Src) {
+			noLine, noCall, noEnd = true, true, true
 		}
-		return map[string]sortedSet{format.TokCallSep: at, format.TokLineSep: at, format.TokReturnSep: at, format.TokExceptionSep: at}
+		pick := func(no bool) sortedSet {
+			if no {
+				return sortedSet{} // a kind with no line is refused
+			}
+			return sortedSet{step.Src}
+		}
+		return map[string]sortedSet{format.TokCallSep: pick(noCall), format.TokLineSep: pick(noLine), format.TokReturnSep: pick(noEnd), format.TokExceptionSep: pick(noEnd)}
 	}
 	inverse := step.Action.Inverse()
 	f, err := format.ParseFrame(last[:k+len(format.TokActionSep)])
@@ -306,18 +313,20 @@ func (s *scopeRules) silent(src string) bool {
 	return found
 }
 
-// leftBehind reports whether frame is a line event of the module's frame
-// that has left every line of text src behind for good: module code that
-// runs once, before the frame's line (pysource's Passed), and that no call
-// event shows (a def's or class's first line: its frame's call is on it).
-// The frame's own line is not left behind: the module's return or an
-// exception there may still come.
-func (s *scopeRules) leftBehind(frame, src string) bool {
+// leftBehind reports, where frame is a line event of the module's frame,
+// which events can no longer show a line of text src because each is
+// module code that runs once and that the frame has left behind
+// (pysource's Passed: before the frame's line, or the frame's own line on
+// one line): no line event; no call event unless a def or class starts there
+// (its frame's call is on that line); no return or exception unless one
+// starts there or it is the frame's own line (the module's return or an
+// exception may still come there).
+func (s *scopeRules) leftBehind(frame, src string) (noLine, noCall, noEnd bool) {
 	f, err := format.ParseFrame(frame)
 	if err != nil || f.Kind != format.Line || !s.moduleOnly(f.Src) {
-		return false
+		return false, false, false
 	}
-	found := false
+	found, opens, own := false, false, false
 	for m, at := range s.lines {
 		if at != f.Src {
 			continue
@@ -326,21 +335,24 @@ func (s *scopeRules) leftBehind(frame, src string) bool {
 			if text != src {
 				continue
 			}
-			if l == m || !s.ix.Passed(l+1, m+1) || slices.ContainsFunc(s.ix.Scopes, func(sc *pysource.Scope) bool { return sc.First == l+1 || sc.Line == l+1 }) {
-				return false
+			if !s.ix.Passed(l+1, m+1) {
+				return false, false, false
 			}
 			found = true
+			own = own || l == m
+			opens = opens || slices.ContainsFunc(s.ix.Scopes, func(sc *pysource.Scope) bool { return sc.First == l+1 || sc.Line == l+1 })
 		}
 	}
-	return found
+	return found, found && !opens, found && !opens && !own
 }
 
 // withFlow narrows rule by the control flow of the last frame's line: after
 // step_into or step_over from a line event, a line frame shows a line
 // where that line can go next in its frame (pysource's NextLines); after
 // inv_step_into or inv_step_over from a line, an inverse line frame shows a
-// line that can go to it. Where the text does not place the line (or the
-// rule would leave nothing) the rule stays as it was.
+// line that can go to it; after a line its frame cannot go on from (its
+// last statement, a return), no line frame at all. Where the text does not
+// place the line (or the rule would leave nothing) the rule stays as it was.
 func (s *scopeRules) withFlow(rule map[string]sortedSet, prompt string) map[string]sortedSet {
 	last, k, step, err := lastStep(prompt)
 	if err != nil {
@@ -360,8 +372,8 @@ func (s *scopeRules) withFlow(rule map[string]sortedSet, prompt string) map[stri
 	if err != nil || !backward && f.Kind != format.Line || backward && f.Kind != format.InvLine && f.Kind != format.InvLineCall {
 		return rule
 	}
-	flow := s.flowLines(f.Src, backward)
-	if len(flow) == 0 {
+	flow := s.flowLines(f.Src, backward, f.Kind == format.InvLineCall)
+	if flow == nil {
 		return rule
 	}
 	out := maps.Clone(rule)
@@ -369,6 +381,10 @@ func (s *scopeRules) withFlow(rule map[string]sortedSet, prompt string) map[stri
 		out = map[string]sortedSet{}
 	}
 	for _, tok := range toks {
+		if len(flow) == 0 {
+			out[tok] = flow // the frame ends after the line: its return or an exception comes first
+			continue
+		}
 		allowed := flow
 		if cur, ok := out[tok]; ok {
 			allowed = nil
@@ -386,9 +402,12 @@ func (s *scopeRules) withFlow(rule map[string]sortedSet, prompt string) map[stri
 }
 
 // flowLines are the texts of the lines a line event on a line of text src
-// can go to next (backward: come from) in its frame, nil where the text
-// does not place it.
-func (s *scopeRules) flowLines(src string, backward bool) sortedSet {
+// can go to next (backward: come from) in its frame, and src itself where
+// copy is set: backwards from the copy of a line that made a call (an
+// inv_line_call frame) the line's own event comes next. Empty (not nil)
+// where the frame cannot go on to a line from any of them; nil where the
+// text does not place it.
+func (s *scopeRules) flowLines(src string, backward, copy bool) sortedSet {
 	at := map[int]bool{}
 	for j, l := range s.lines {
 		if l == src {
@@ -398,7 +417,7 @@ func (s *scopeRules) flowLines(src string, backward bool) sortedSet {
 	if len(at) == 0 {
 		return nil
 	}
-	var out sortedSet
+	out := sortedSet{}
 	for n := range at {
 		next := s.ix.NextLines(n)
 		if next == nil { // the text does not place it (or the program's flow is unread)
@@ -410,10 +429,10 @@ func (s *scopeRules) flowLines(src string, backward bool) sortedSet {
 			}
 		}
 	}
-	if backward {
-		// the line itself too: a line that made a call is in the inverse
-		// tree twice, its copy (inv_line_call) right after the line
+	if copy {
 		out = append(out, src)
+	}
+	if backward {
 		for m := 1; m <= len(s.lines); m++ {
 			if slices.ContainsFunc(s.ix.NextLines(m), func(n int) bool { return at[n] }) {
 				out = append(out, s.ix.Line(m))

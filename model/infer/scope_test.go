@@ -126,6 +126,26 @@ func TestProgramScopes(t *testing.T) {
 		}
 	}
 
+	// the module's own line, left behind by its line event: its return or
+	// an exception may still come there, no line event; a def's line still
+	// gets its function's call
+	for _, tc := range []struct {
+		frame, bp            string
+		line, call, retOrExc bool
+	}{
+		{"y = K().m()  # def z():", "y = K().m()  # def z():", false, false, true},
+		{"y = K().m()  # def z():", "def deco(f):  # (", false, true, true},
+		{"def deco(f):  # (", "def deco(f):  # (", false, true, true},
+		{"def deco(f):  # (", "import functools", false, false, false},
+	} {
+		got := s.functionLines(step(`<|line_sep|><|arg_sep|>{}<|src_sep|>`+tc.frame+`<|action_sep|>`, format.TokBreakpoint+tc.bp))
+		for tok, want := range map[string]bool{format.TokLineSep: tc.line, format.TokCallSep: tc.call, format.TokReturnSep: tc.retOrExc, format.TokExceptionSep: tc.retOrExc} {
+			if lines, ruled := got[tok]; !ruled || (len(lines) > 0) != want {
+				t.Errorf("at %q, breakpoint %q: %s may show it: %v (a rule: %v), want %v", tc.frame, tc.bp, tok, len(lines) > 0, ruled, want)
+			}
+		}
+	}
+
 	// backwards: lines of the running function, and its header for the call
 	for _, tc := range []struct {
 		prompt      string
@@ -167,23 +187,28 @@ func TestProgramScopes(t *testing.T) {
 		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>def deco(f):  # (<|action_sep|>`, format.TokStepInto), format.TokLineSep,
 			[]string{"class K:"}}, // over the def's body
 		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    return inner<|action_sep|>`, format.TokStepOver), format.TokLineSep,
-			[]string{"    @functools.wraps(f)", "    def inner(*a):", "    return inner"}}, // no line can follow: the function's rule stays
+			[]string{}}, // no line can follow: the frame's return (or an exception) comes first
 		{step(`<|inv_line_sep|><|src_sep|>y = K().m()  # def z():<|arg_sep|>{}<|action_sep|>`, format.TokInvStepOver), format.TokInvLineSep,
-			[]string{"class K:", "y = K().m()  # def z():"}}, // the module backwards: only the flow's rule
+			[]string{"class K:"}}, // the module backwards: only the flow's rule
 		{step(`<|inv_line_sep|><|src_sep|>y = K().m()  # def z():<|arg_sep|>{}<|action_sep|>`, format.TokInvStepOver), format.TokInvCallSep, nil},
 		{step(`<|inv_line_sep|><|src_sep|>    return inner<|arg_sep|>{}<|action_sep|>`, format.TokInvStepInto), format.TokInvLineCallSep,
-			[]string{"    @functools.wraps(f)", "    def inner(*a):", "    return inner"}}, // a statement's own line is always allowed
+			[]string{"    @functools.wraps(f)", "    def inner(*a):"}},
+		// from the copy of a line that made a call, the line's own event comes next
+		{step(`<|inv_line_call_sep|><|src_sep|>    return inner<|arg_sep|>{}<|action_sep|>`, format.TokInvStepOver), format.TokInvLineSep,
+			[]string{"    @functools.wraps(f)", "    def inner(*a):", "    return inner"}},
+		// the module's first line backwards: only its call
+		{step(`<|inv_line_sep|><|src_sep|>import functools<|arg_sep|>{}<|action_sep|>`, format.TokInvStepOver), format.TokInvLineSep, []string{}},
 		{step(`<|call_sep|><|src_sep|>    def inner(*a):<|arg_sep|>{}<|action_sep|>`, format.TokStepInto), format.TokLineSep, block1}, // from a call: the function's rule
 	} {
 		want := sortedSet(slices.Clone(tc.want))
 		want.sort()
-		if got := s.stepScopes(tc.prompt)[tc.tok]; !slices.Equal(got, want) {
-			t.Errorf("prompt ending %q: %s allows %q, want %q", tc.prompt[len(src):], tc.tok, got, want)
+		if got, ruled := s.stepScopes(tc.prompt)[tc.tok]; !slices.Equal(got, want) || ruled != (tc.want != nil) {
+			t.Errorf("prompt ending %q: %s allows %q (a rule: %v), want %q", tc.prompt[len(src):], tc.tok, got, ruled, want)
 		}
 	}
 
 	// the rule in decoding: a line event may only show the running function's lines
-	r := promptRules(step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    return inner<|action_sep|>`, format.TokStepOver))
+	r := promptRules(step(`<|call_sep|><|src_sep|>def deco(f):  # (<|arg_sep|>{}<|action_sep|>`, format.TokStepInto))
 	for _, tc := range []struct {
 		frame string
 		ok    bool
