@@ -105,7 +105,9 @@ func (ix *Index) SureLocals(n int) []string {
 // first level that holds line n bind, and those that statement binds too
 // where it may run more than once before reaching n (a compound statement:
 // a loop) or has run in part (n is not its first line: a := earlier in
-// it). Names some other code may bind at any time are in as well: in the
+// it), but an `except ... as NAME` only on its handler's own lines, since
+// Python deletes NAME when the handler ends. Names some other code may
+// bind at any time are in as well: in the
 // module, those a function or class declares global; in a function, those
 // a nested function declares nonlocal; anywhere, := targets (a
 // comprehension's bind in the function). ok false where lineFrame does not
@@ -147,7 +149,11 @@ func (ix *Index) PossibleLocals(n int) (names []string, ok bool) {
 			may.add(ix.walrus[j]...)
 		}
 		if j < end && ix.owner[j] == sc {
-			may.add(ix.binds[j]...)
+			for _, name := range ix.binds[j] {
+				if name != ix.exceptAs(j) || n > l.last && n <= ix.blockEnd(j) {
+					may.add(name)
+				}
+			}
 		}
 	}
 	names = ix.frameKeys(sc, may)
@@ -158,6 +164,34 @@ func (ix *Index) PossibleLocals(n int) (names []string, ok bool) {
 	}
 	slices.Sort(names)
 	return slices.Compact(names), true
+}
+
+// exceptAs is the name an `except E as NAME:` clause at logical line j
+// binds, "" for any other statement. Python deletes it when the handler
+// ends, however it ends, so only the handler's own lines below the clause
+// see it.
+func (ix *Index) exceptAs(j int) string {
+	toks := ix.stmts[j].toks
+	if len(toks) == 0 || toks[0].text != "except" {
+		return ""
+	}
+	colon := headerColon(toks)
+	for i := 1; i+1 < len(toks) && (colon < 0 || i < colon); i++ {
+		if toks[i].text == "as" && toks[i+1].kind == tName {
+			return toks[i+1].text
+		}
+	}
+	return ""
+}
+
+// blockEnd is the last line of the block that the header at logical line j
+// opens (its own last line for a body on the header's line).
+func (ix *Index) blockEnd(j int) int {
+	end := ix.stmts[j].last
+	for k := j + 1; k < len(ix.stmts) && ix.stmts[k].indent > ix.stmts[j].indent; k++ {
+		end = ix.stmts[k].last
+	}
+	return end
 }
 
 // entryNames are the names a function's frame holds when it starts: its

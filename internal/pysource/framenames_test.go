@@ -56,6 +56,26 @@ func TestSureAndPossibleLocals(t *testing.T) {
 			15: {[]string{"U", "X", "Y", "f", "fh", "os", "r"}, []string{"T", "U", "X", "Y", "Z", "f", "fh", "i", "os", "r"}},
 		},
 	}, {
+		name: "an except's name: only in its handler, which deletes it",
+		src: []string{
+			"for v in (1, 0):",                   // 1
+			"    try:",                           // 2
+			"        r = 1 / v",                  // 3
+			"    except ZeroDivisionError as e:", // 4: not bound yet
+			"        msg = str(e)",               // 5
+			"    except KeyError as k: print(k)", // 6: a one-line handler
+			"print(v)",                           // 7: deleted
+		},
+		want: map[int]names{ // the loop comes back to its header: nothing is sure
+			1: {nil, []string{"msg", "r", "v"}},
+			2: {nil, []string{"msg", "r", "v"}},
+			3: {nil, []string{"msg", "r", "v"}},
+			4: {nil, []string{"msg", "r", "v"}},
+			5: {nil, []string{"e", "msg", "r", "v"}},
+			6: {nil, []string{"msg", "r", "v"}},
+			7: {nil, []string{"msg", "r", "v"}},
+		},
+	}, {
 		name: "function: parameters, its body's first level, := anywhere",
 		src: []string{
 			"def f(a, *args, b=2, **kw):", // 1

@@ -156,8 +156,9 @@ func (s *scopeRules) namesOf(src string, call bool) sortedSet {
 
 // heldAt narrows namesOf for a line frame at line src: where pysource
 // places the line in one frame, the names that frame may hold there
-// (PossibleLocals: nothing the text binds later, no comprehension's ".0"),
-// else namesOf. Read once per line text.
+// (PossibleLocals: nothing the text binds later, no comprehension's ".0")
+// and ".." where it may hold one (a frame with no local leaves none out:
+// its LOCALS is {}), else namesOf. Read once per line text.
 func (s *scopeRules) heldAt(src string) sortedSet {
 	if names, ok := s.held[src]; ok {
 		return names
@@ -172,10 +173,16 @@ func (s *scopeRules) heldAt(src string) sortedSet {
 			names = s.namesOf(src, false)
 			break
 		}
-		names = append(append(names, ".."), may...)
+		if names == nil {
+			names = sortedSet{}
+		}
+		if len(may) > 0 { // with no local at all, none is left out: no ".."
+			names = append(append(names, ".."), may...)
+		}
 	}
 	if names != nil {
 		names.sort()
+		names = slices.Compact(names)
 	}
 	s.held[src] = names
 	return names

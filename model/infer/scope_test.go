@@ -452,6 +452,36 @@ func TestNamesOfAFrameFromTheIndex(t *testing.T) {
 	}
 }
 
+// TestNoLocalsLeaveNoneOut: a frame whose line no name can be bound at yet
+// (a script's first statement, a function with no parameters at its first
+// line) shows LOCALS {}: "..", which stands for unchanged locals left out,
+// has nothing to stand for. The model stepped back to a script's first
+// import with {"..": ".."}.
+func TestNoLocalsLeaveNoneOut(t *testing.T) {
+	src := "import io\nx = 1\ndef f():\n    y = 2\n    return y\nf()\n"
+	s := programScopes(src)
+	for _, tc := range []struct {
+		line string
+		want sortedSet
+	}{
+		{"import io", sortedSet{}},
+		{"x = 1", sortedSet{"..", "io"}},
+		{"    y = 2", sortedSet{}},
+		{"    return y", sortedSet{"..", "y"}},
+	} {
+		if got := s.heldAt(tc.line); got == nil || !slices.Equal(got, tc.want) {
+			t.Errorf("%q: names %q, want %q", tc.line, got, tc.want)
+		}
+	}
+	r := promptRules(stepPrompt(src, `<|inv_line_sep|><|src_sep|>x = 1<|arg_sep|>{"io": "<module 'io' (frozen)>"}<|action_sep|>`, format.TokInvStepOver))
+	frame := `<|inv_line_sep|><|src_sep|>import io<|arg_sep|>`
+	for json, ok := range map[string]bool{`{}`: true, `{"`: false, `{".`: false} {
+		if got := r.keysAllowed(r.namesFor(frame+json), "", json); got != ok {
+			t.Errorf("after %q: %q allowed %v, want %v", frame, json, got, ok)
+		}
+	}
+}
+
 // TestProgramNamesFromTheIndex: the names any frame of a program may hold
 // are its functions' names as the index reads them (a word of a comment or
 // a string is none, a private name is mangled); a program that may bind
