@@ -143,12 +143,17 @@ func (ix *Index) PossibleLocals(n int) (names []string, ok bool) {
 	} else {
 		end = top
 	}
+	ran := func(j int) bool { return j < end }
+	if k := ix.stmtAt[n-1]; ix.owner[k] == sc {
+		ran = ix.ranBefore(n, ran)
+	}
 	ix.namesOnce.Do(ix.readBinds)
+	unfinished := ix.unfinished(n)
 	for j, l := range ix.stmts {
 		if sc.Kind == Module || l.first >= sc.First && l.last <= sc.End {
 			may.add(ix.walrus[j]...)
 		}
-		if j < end && ix.owner[j] == sc {
+		if ran(j) && ix.owner[j] == sc && !unfinished[j] {
 			for _, name := range ix.binds[j] {
 				if name != ix.exceptAs(j) || n > l.last && n <= ix.blockEnd(j) {
 					may.add(name)
@@ -164,6 +169,91 @@ func (ix *Index) PossibleLocals(n int) (names []string, ok bool) {
 	}
 	slices.Sort(names)
 	return slices.Compact(names), true
+}
+
+// ranBefore narrows which statements of line n's frame (by logical line)
+// may have run when n fires, from the first level (orElse) to its own
+// statement k: every statement before k in the text; k itself where n is
+// not its first line (a := earlier on it), where it fires again after its
+// body (a loop's or with's header) or where a loop runs it again; and a
+// statement after k only inside a loop holding k (an earlier round) or in
+// the body of k's own loop or with. Python has no other way back up: a
+// handler, an else or a finally comes after what it follows in the text.
+// orElse where the control flow is not read.
+func (ix *Index) ranBefore(n int, orElse func(int) bool) func(int) bool {
+	ix.flowOnce.Do(ix.buildFlow)
+	f := ix.flowG
+	if f.unknown {
+		return orElse
+	}
+	k := ix.stmtAt[n-1]
+	loop := f.loopOf(k) // the outermost loop holding k: each round runs all of it
+	for l := loop; l >= 0; l = f.loopOf(l) {
+		loop = l
+	}
+	again := f.kw[k] == "for" || f.kw[k] == "while" || f.kw[k] == "with"
+	return func(j int) bool {
+		switch {
+		case j < k:
+			return true
+		case j == k:
+			return ix.stmts[k].first != n || again || loop >= 0
+		}
+		return loop >= 0 && ix.stmts[j].last <= ix.blockEnd(loop) || again && ix.stmts[j].last <= ix.blockEnd(k)
+	}
+}
+
+// unfinished lists the statements whose names cannot be bound yet when
+// line n, in an except clause (its header or its handler), fires: the last
+// statement of the try body it handles, where binding names is that
+// statement's last step (an assignment to names only, not an import, no
+// `;`) and no loop of the frame runs the try again. An exception there
+// came before the binding; had it come after, no handler would run.
+func (ix *Index) unfinished(n int) map[int]bool {
+	if n < 1 || n > len(ix.stmtAt) || ix.stmtAt[n-1] < 0 {
+		return nil
+	}
+	ix.flowOnce.Do(ix.buildFlow)
+	f := ix.flowG
+	if f.unknown {
+		return nil
+	}
+	var out map[int]bool
+	for k := ix.stmtAt[n-1]; k >= 0; k = f.parent[k] {
+		try := f.chain[k]
+		if f.kw[k] != "except" || f.kw[try] != "try" || f.oneLine[try] || len(f.body[try]) == 0 || f.loopOf(try) >= 0 {
+			continue
+		}
+		if last := f.body[try][len(f.body[try])-1]; f.kw[last] == "" && bindsLast(ix.stmts[last].toks) {
+			if out == nil {
+				out = map[int]bool{}
+			}
+			out[last] = true
+		}
+	}
+	return out
+}
+
+// bindsLast reports whether a simple statement's only name bindings are
+// its last steps: an assignment whose targets are names alone (no
+// attribute or item, whose store may raise after a name's), not an import
+// (which binds each name as it goes), not two statements.
+func bindsLast(toks []token) bool {
+	if len(toks) == 0 || toks[0].text == "import" || toks[0].text == "from" || indexTop(toks, ";") >= 0 {
+		return false
+	}
+	parts := splitTop(toks, "=")
+	for _, target := range parts[:len(parts)-1] {
+		for i, t := range target {
+			switch {
+			case t.kind == tName && i+1 < len(target) && (target[i+1].text == "." || target[i+1].text == "[" || target[i+1].text == "("):
+				return false
+			case t.kind != tName && t.text != "," && t.text != "(" && t.text != ")" && t.text != "[" && t.text != "]" && t.text != "*":
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // exceptAs is the name an `except E as NAME:` clause at logical line j

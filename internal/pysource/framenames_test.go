@@ -42,8 +42,8 @@ func TestSureAndPossibleLocals(t *testing.T) {
 			1:  {nil, nil},
 			2:  {[]string{"os"}, []string{"os"}},
 			3:  {[]string{"os", "r"}, []string{"os", "r"}},
-			4:  {[]string{"X", "Y", "os", "r"}, []string{"X", "Y", "Z", "os", "r"}},
-			5:  {[]string{"X", "Y", "os", "r"}, []string{"X", "Y", "Z", "os", "r"}},
+			4:  {[]string{"X", "Y", "os", "r"}, []string{"X", "Y", "os", "r"}}, // its body has not run yet
+			5:  {[]string{"X", "Y", "os", "r"}, []string{"X", "Y", "os", "r"}},
 			6:  {[]string{"X", "Y", "os", "r"}, []string{"X", "Y", "Z", "i", "os", "r"}},
 			7:  {[]string{"X", "Y", "os", "r"}, []string{"X", "Y", "Z", "i", "os", "r"}},
 			8:  {[]string{"X", "Y", "os", "r"}, []string{"X", "Y", "Z", "i", "os", "r"}},
@@ -75,6 +75,36 @@ func TestSureAndPossibleLocals(t *testing.T) {
 			6: {nil, []string{"msg", "r", "v"}},
 			7: {nil, []string{"msg", "r", "v"}},
 		},
+	}, {
+		name: "a handler comes before the try body's last binding",
+		src: []string{
+			"def safe_div(a, b):",               // 1
+			"    try:",                          // 2
+			"        q = a // b",                // 3
+			"        result = a / b",            // 4
+			"    except ZeroDivisionError:",     // 5: result never bound here
+			"        result = None",             // 6
+			"    try:",                          // 7
+			"        x, self.y = 1, 2",          // 8: x is stored before self.y may raise
+			"    except AttributeError:",        // 9
+			"        pass",                      // 10
+			"    for i in range(2):",            // 11
+			"        try:",                      // 12
+			"            z = 1 / i",             // 13
+			"        except ZeroDivisionError:", // 14: a loop: z of an earlier round
+			"            pass",                  // 15
+			"    return result",                 // 16
+		},
+		want: func() map[int]names {
+			ab, loop := []string{"a", "b"}, []string{"a", "b", "i", "q", "result", "x", "z"}
+			return map[int]names{
+				1: {nil, nil}, 2: {ab, ab}, 3: {ab, ab}, 4: {ab, []string{"a", "b", "q"}},
+				5: {ab, []string{"a", "b", "q"}}, 6: {ab, []string{"a", "b", "q"}},
+				7: {ab, []string{"a", "b", "q", "result"}}, 8: {ab, []string{"a", "b", "q", "result"}},
+				9: {ab, []string{"a", "b", "q", "result", "x"}}, 10: {ab, []string{"a", "b", "q", "result", "x"}},
+				11: {ab, loop}, 12: {ab, loop}, 13: {ab, loop}, 14: {ab, loop}, 15: {ab, loop}, 16: {ab, loop},
+			}
+		}(),
 	}, {
 		name: "function: parameters, its body's first level, := anywhere",
 		src: []string{
