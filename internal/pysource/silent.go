@@ -102,3 +102,81 @@ func hasFString(toks []token) bool {
 	}
 	return false
 }
+
+// Quiet reports whether no return or exception event can be on line n
+// under CPython 3.11: its statement, on this one line, can neither raise
+// nor end its frame there, and no other code object runs on it (a def's
+// call event is still on its line). Such a
+// statement is `pass`, `break`, `continue`, `try:`, a def header that
+// evaluates nothing (no decorator, default or annotation) or NAME =
+// LITERAL, in a module, a function or a class body without bases (a
+// metaclass's namespace may refuse a name: an Enum's does), and its frame
+// goes on to a line after it (NextLines: it is no last statement, where
+// the frame returns).
+//
+// Why: a model stepping out of a frame named a def or an assignment in
+// the middle of a module or class body as the line of its return.
+func (ix *Index) Quiet(n int) bool {
+	if n < 1 || n > len(ix.stmtAt) || ix.stmtAt[n-1] < 0 {
+		return false
+	}
+	k := ix.stmtAt[n-1]
+	l := ix.stmts[k]
+	runs := ix.RunsOn(n)
+	if l.first != n || l.last != n || len(runs) != 1 || runs[0] != ix.owner[k] || !plainNamespace(runs[0]) || !quietStatement(l.toks) ||
+		k > 0 && ix.stmts[k-1].toks[0].text == "@" {
+		return false
+	}
+	next := ix.NextLines(n)
+	return len(next) > 0
+}
+
+// plainNamespace reports whether storing a name in scope s cannot fail:
+// the module's and a function's can't; a class body's only when the class
+// has no base (no metaclass to choose another namespace) and nothing else
+// opens it.
+func plainNamespace(s *Scope) bool {
+	switch s.Kind {
+	case Module, Function:
+		return true
+	case Class:
+		return !s.open
+	}
+	return false
+}
+
+// quietStatement reports whether a one-line statement's tokens can neither
+// raise nor return: see Quiet.
+func quietStatement(toks []token) bool {
+	switch first := toks[0]; {
+	case len(toks) == 1 && first.kind == tName:
+		return first.text == "pass" || first.text == "break" || first.text == "continue"
+	case len(toks) == 2 && first.text == "try" && toks[1].text == ":":
+		return true
+	case first.text == "def" || first.text == "async" && len(toks) > 1 && toks[1].text == "def":
+		if first.text == "async" {
+			toks = toks[1:]
+		}
+		// def NAME ( names, * and / only ) :
+		if len(toks) < 5 || toks[1].kind != tName || toks[2].text != "(" || toks[len(toks)-1].text != ":" || toks[len(toks)-2].text != ")" {
+			return false
+		}
+		for _, t := range toks[3 : len(toks)-2] {
+			if t.kind != tName && t.text != "," && t.text != "*" && t.text != "**" && t.text != "/" {
+				return false
+			}
+		}
+		return true
+	case len(toks) >= 3 && first.kind == tName && !IsKeyword(first.text) && toks[1].text == "=":
+		value := toks[2:]
+		if len(value) == 2 && value[0].text == "-" {
+			value = value[1:]
+		}
+		if len(value) != 1 {
+			return false
+		}
+		v := value[0]
+		return v.kind == tNumber || v.kind == tString && !isFString(v) || v.kind == tName && (v.text == "True" || v.text == "False" || v.text == "None")
+	}
+	return false
+}

@@ -2,6 +2,7 @@ package pysource
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -35,5 +36,48 @@ func TestSilent(t *testing.T) {
 	}
 	if ix := New("x = 1\n"); ix.Silent(0) || ix.Silent(2) {
 		t.Error("a line out of range is not silent: it is no line")
+	}
+}
+
+// TestQuiet: the lines no return or exception event can be on (checked
+// against CPython 3.11's traces in model/infer's TestSilentHoldsOnRealTraces).
+func TestQuiet(t *testing.T) {
+	src := strings.Join([]string{
+		"import os",              // 1: an import may raise
+		"LIMIT = 10",             // 2: quiet
+		"NAME = f'{LIMIT}'",      // 3: an f-string is code
+		"def plain(a, *b, **c):", // 4: quiet
+		"    x = -1",             // 5: quiet
+		"    pass",               // 6: quiet
+		"    return x",           // 7: returns
+		"def default(a=LIMIT):",  // 8: evaluates a default
+		"    pass",               // 9: the frame's last statement: it returns there
+		"class Plain:",           // 10: a class statement runs its body
+		"    k = 1",              // 11: quiet: a plain namespace
+		"    def m(self):",       // 12: quiet
+		"        return 1",       // 13
+		"    j = 2",              // 14: the body's last statement
+		"class Named(dict):",     // 15
+		"    k = 1",              // 16: a metaclass may refuse it
+		"    j = 2",              // 17
+		"@staticmethod",          // 18
+		"def decorated():",       // 19
+		"    return 0",           // 20
+		"f = lambda: 0",          // 21: a lambda's frame returns there
+		"try:",                   // 22: quiet
+		"    pass",               // 23: quiet (its try goes on)
+		"except OSError:",        // 24
+		"    pass",               // 25: quiet: the module goes on after it
+		"print(LIMIT)",           // 26
+	}, "\n") + "\n"
+	ix := New(src)
+	var got []int
+	for n := 1; n <= len(ix.Lines); n++ {
+		if ix.Quiet(n) {
+			got = append(got, n)
+		}
+	}
+	if want := []int{2, 4, 5, 6, 11, 12, 22, 23, 25}; !slices.Equal(got, want) {
+		t.Errorf("quiet lines %v, want %v", got, want)
 	}
 }

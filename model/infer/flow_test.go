@@ -153,11 +153,12 @@ func TestPassedAndAheadHoldOnRealTraces(t *testing.T) {
 
 // TestSilentHoldsOnRealTraces: no event of any kind (line, call, return,
 // exception) of a traced program is on a line pysource calls Silent, so a
-// breakpoint there can never stop (silentBreakpoint, Neural.dropUnreachable).
+// breakpoint there can never stop (functionLines, Neural.dropUnreachable),
+// and no return or exception event on a line it calls Quiet.
 func TestSilentHoldsOnRealTraces(t *testing.T) {
 	tr, programs := realTracePrograms(t)
 	defer tr.Close()
-	silent, events := 0, 0
+	silent, quiet, events := 0, 0, 0
 	for _, prog := range programs {
 		trace, err := tr.Trace(context.Background(), prog)
 		if err != nil {
@@ -169,16 +170,24 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 				silent++
 			}
 		}
+		for l := 1; l <= len(ix.Lines); l++ {
+			if ix.Quiet(l) {
+				quiet++
+			}
+		}
 		for _, s := range trace.States {
-			if s.Lineno > 0 && ix.Silent(s.Lineno) {
+			switch {
+			case s.Lineno > 0 && ix.Silent(s.Lineno):
 				t.Errorf("%s: a %s event of %s is on line %d (%q), which Silent says runs nothing", prog.Path, s.Event, s.Function, s.Lineno, ix.Line(s.Lineno))
+			case (s.Event == tracer.EventReturn || s.Event == tracer.EventException) && ix.Quiet(s.Lineno):
+				t.Errorf("%s: a %s event of %s is on line %d (%q), which Quiet says cannot raise or return", prog.Path, s.Event, s.Function, s.Lineno, ix.Line(s.Lineno))
 			}
 			events++
 		}
 	}
-	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent", len(programs), events, silent)
-	if silent < 50 {
-		t.Fatalf("too few silent lines checked: %d", silent)
+	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent, %d quiet", len(programs), events, silent, quiet)
+	if silent < 50 || quiet < 50 {
+		t.Fatalf("too few silent or quiet lines checked: %d, %d", silent, quiet)
 	}
 }
 

@@ -399,3 +399,26 @@ func TestBreakpointOnSilentLineAnswersTheExit(t *testing.T) {
 		t.Error("a breakpoint on a line that runs was never answered by a stop: the rule refuses too much")
 	}
 }
+
+// TestReturnsHeldOffQuietLines: a return or exception frame never shows a
+// line that can neither raise nor end its frame (pysource's Quiet), with or
+// without another rule on its kind; other frames still may.
+func TestReturnsHeldOffQuietLines(t *testing.T) {
+	src := "LIMIT = 10\ndef greet():\n    print('hi')\ngreet()\n"
+	for _, prompt := range []string{
+		stepPrompt(src, `<|line_sep|><|arg_sep|>{}<|src_sep|>LIMIT = 10<|action_sep|>`, format.TokStepReturn),
+		stepPrompt(src, `<|call_sep|><|src_sep|><|arg_sep|>{}<|action_sep|>`, format.TokStepOver),
+		stepPrompt(src, `<|inv_line_sep|><|src_sep|>greet()<|arg_sep|>{"..": ".."}<|action_sep|>`, format.TokInvStepInto),
+	} {
+		r := promptRules(prompt)
+		for _, kind := range endKinds {
+			lines := r.linesFor(kind + format.TokSrcSep)
+			if lines.contains("LIMIT = 10") || lines.contains("def greet():") || len(lines) == 0 {
+				t.Errorf("after %q, %s may show %q", prompt[len(prompt)-60:], kind, lines)
+			}
+		}
+	}
+	if r := promptRules(stepPrompt(src, `<|call_sep|><|src_sep|><|arg_sep|>{}<|action_sep|>`, format.TokStepInto)); !r.linesFor(format.TokLineSep).contains("def greet():") {
+		t.Errorf("a line frame may not show the def: %q", r.linesFor(format.TokLineSep))
+	}
+}

@@ -1,6 +1,7 @@
 package infer
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -443,7 +444,39 @@ func promptRules(prompt string) *programRules {
 	r.whole = wholeAnswer(prompt)
 	r.lines.sort()
 	r.calls = append(sortedSet{""}, r.lines...)
+	r.holdEnds()
 	return &r
+}
+
+// endKinds are the frame kinds that show where a frame ends or an
+// exception passes.
+var endKinds = []string{format.TokReturnSep, format.TokExceptionSep, format.TokInvReturnSep, format.TokInvExceptionSep}
+
+// holdEnds keeps a return or exception frame off the lines whose every
+// copy in the program is Quiet (pysource: a statement that can neither
+// raise nor end its frame there, such as a def that evaluates nothing or
+// NAME = LITERAL in the middle of a body).
+func (r *programRules) holdEnds() {
+	quiet := map[string]bool{}
+	for j, l := range r.scopes.lines {
+		q, seen := quiet[l]
+		quiet[l] = (q || !seen) && r.scopes.ix.Quiet(j+1)
+	}
+	if !slices.ContainsFunc(r.lines, func(l string) bool { return quiet[l] }) {
+		return
+	}
+	scope := maps.Clone(r.scope)
+	if scope == nil {
+		scope = map[string]sortedSet{}
+	}
+	for _, tok := range endKinds {
+		lines, ruled := scope[tok]
+		if !ruled {
+			lines = r.lines
+		}
+		scope[tok] = slices.DeleteFunc(slices.Clone(lines), func(l string) bool { return quiet[l] })
+	}
+	r.scope = scope
 }
 
 // localNames is the set of LOCALS keys words allow: those that are not
