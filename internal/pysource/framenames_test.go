@@ -367,3 +367,21 @@ func TestLiteralConstants(t *testing.T) {
 		}
 	}
 }
+
+// TestModuleBindOrder: where a module name's binding statements lie, for
+// the names whose first binding the text places; loops, `global`, `del`
+// and a star import leave names out.
+func TestModuleBindOrder(t *testing.T) {
+	src := "import sys\ndef main():\n    global g\n    g = 1\nx = 1\nif sys.argv:\n    y = 2\nelse:\n    x = 3\nfor i in range(2):\n    z = i\ndel y\nmain()\n"
+	got := New(src).ModuleBindOrder()
+	want := map[string]BindSpan{"sys": {0, 0}, "main": {1, 1}, "x": {4, 8}}
+	if !maps.Equal(got, want) {
+		t.Errorf("ModuleBindOrder %v, want %v", got, want)
+	}
+	if !want["main"].Before(want["x"]) || want["x"].Before(want["main"]) {
+		t.Error("main is bound before x")
+	}
+	if New("from os import *\nx = 1\n").ModuleBindOrder() != nil {
+		t.Error("a star import may bind any name first")
+	}
+}

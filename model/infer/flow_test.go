@@ -191,6 +191,26 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 	}
 }
 
+// TestModuleNamesInBindingOrder: a module frame lists its names in the
+// order they were first bound; a key the module surely binds before one
+// already written is refused, also while it is open, where its name can
+// only become such a key. Names bound in a loop stay free.
+func TestModuleNamesInBindingOrder(t *testing.T) {
+	src := "import sys\ndef main():\n    pass\ndef helper():\n    pass\nfor i in range(2):\n    late = i\nmain()\n"
+	last := `<|inv_line_sep|><|src_sep|>main()<|arg_sep|>{"..": ".."}<|action_sep|>`
+	back := stepPrompt(src, last, format.TokInvStepOver)
+	order := func(r *programRules, cur, json string) bool { return r.orderAllowed(cur, json, r.namesFor(cur)) }
+	checkJSONRule(t, order, []jsonRuleCase{
+		{back, `<|inv_line_sep|><|src_sep|>    late = i<|arg_sep|>{"sys": "<module 'sys' (built-in)>", "main": "<function main at 0x0>", "helper"`, true},
+		{back, `<|inv_line_sep|><|src_sep|>    late = i<|arg_sep|>{"sys": "<module 'sys' (built-in)>", "helper": "<function helper at 0x0>", "main"`, false},
+		{back, `<|inv_line_sep|><|src_sep|>    late = i<|arg_sep|>{"helper": "<function helper at 0x0>", "ma`, false}, // only main
+		{back, `<|inv_line_sep|><|src_sep|>    late = i<|arg_sep|>{"helper": "<function helper at 0x0>", "i": "1", "late"`, true},
+		{back, `<|inv_line_sep|><|src_sep|>    late = i<|arg_sep|>{"late": "0", "i"`, true}, // bound in a loop: free
+		// a function's frame is not the module's
+		{stepPrompt(src, `<|call_sep|><|src_sep|>def main():<|arg_sep|>{}<|action_sep|>`, format.TokStepInto), `<|line_sep|><|arg_sep|>{"helper": "1", "main"`, true},
+	})
+}
+
 // TestFixedFunctionValues: in a module frame, a top-level function no
 // statement rebinds shows as itself; elsewhere, or for a name the text may
 // rebind, the value stays free.
@@ -432,7 +452,7 @@ func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 		"Z = f(1, 2, 3)\ndel Z\nW: int\nV: int = 3\nprint(f(4), [q for q in 'ab'], V)\n" +
 		"def outer():\n    n = 0\n    def inc():\n        nonlocal n\n        n += 1\n    inc()\n    m = n\n    if any((w := v) > 1 for v in (1, 2)):\n        m = w\n    return m\n" +
 		"for k in range(3):\n    if k:\n        late = k\n    print(outer())\n"})
-	events, sureRuled, sureNames, possRuled, possNames, modules, fixedValues := 0, 0, 0, 0, 0, 0, 0
+	events, sureRuled, sureNames, possRuled, possNames, modules, fixedValues, ordered := 0, 0, 0, 0, 0, 0, 0, 0
 	for _, prog := range programs {
 		trace, err := tr.Trace(context.Background(), prog)
 		if err != nil {
@@ -441,6 +461,7 @@ func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 		ix := pysource.New(prog.Source)
 		mods := ix.ImportedModules()
 		fixed := ix.FixedReprs()
+		order := ix.ModuleBindOrder()
 		type rule struct {
 			sure, may []string
 			ok        bool
@@ -484,6 +505,22 @@ func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 					}
 				}
 			}
+			if s.Function == "<module>" && s.Depth == 0 {
+				var seen []tracer.Var
+				for _, v := range s.Locals {
+					at, ok := order[v.Name]
+					if !ok {
+						continue
+					}
+					ordered++
+					for _, w := range seen {
+						if at.Before(order[w.Name]) {
+							t.Errorf("%s: line %d: %s comes after %s, which ModuleBindOrder binds later", prog.Path, s.Lineno, v.Name, w.Name)
+						}
+					}
+					seen = append(seen, v)
+				}
+			}
 			if !r.ok {
 				continue
 			}
@@ -496,8 +533,8 @@ func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d programs, %d line events: %d with sure names (%d names), %d with possible names (%d names); %d imported modules' values, %d fixed functions', classes' and instances'",
-		len(programs), events, sureRuled, sureNames, possRuled, possNames, modules, fixedValues)
+	t.Logf("%d programs, %d line events: %d with sure names (%d names), %d with possible names (%d names); %d imported modules' values, %d fixed functions', classes' and instances'; %d module names in a fixed order",
+		len(programs), events, sureRuled, sureNames, possRuled, possNames, modules, fixedValues, ordered)
 	if sureRuled < events/2 || possRuled < events/2 {
 		t.Fatalf("only %d and %d of %d line events checked", sureRuled, possRuled, events)
 	}

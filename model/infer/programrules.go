@@ -49,8 +49,9 @@ func (p *Predictor) programAllowed(cur string, id int, r *programRules) bool {
 		return strings.HasPrefix(want, json+p.texts[id])
 	case last == format.TokArgSep && !p.tok.IsSpecial(int32(id)):
 		json := cur[strings.LastIndex(cur, format.TokArgSep)+len(format.TokArgSep):]
-		return r.keysAllowed(r.namesFor(cur), json, json+p.texts[id]) && r.fixedAllowed(cur, json+p.texts[id]) &&
-			r.wholeAllowed(cur, json+p.texts[id])
+		names := r.namesFor(cur)
+		return r.keysAllowed(names, json, json+p.texts[id]) && r.fixedAllowed(cur, json+p.texts[id]) &&
+			r.wholeAllowed(cur, json+p.texts[id]) && r.orderAllowed(cur, json+p.texts[id], names)
 	}
 	return true
 }
@@ -83,6 +84,34 @@ func (r *programRules) fixedAllowed(cur, json string) bool {
 			return true
 		}
 		return closed && s == want || !closed && strings.HasPrefix(want, s)
+	})
+}
+
+// orderAllowed checks, in a module frame's LOCALS (json), that no key
+// comes after one the module surely binds later (pysource's
+// ModuleBindOrder: the frame lists its names in the order they were first
+// bound); an open key must still be able to become a name of names (nil:
+// any) that does.
+func (r *programRules) orderAllowed(cur, json string, names sortedSet) bool {
+	if r == nil || len(r.order) == 0 || !r.moduleFrame(cur) {
+		return true
+	}
+	var written []pysource.BindSpan
+	fits := func(name string) bool {
+		at, ok := r.order[name]
+		return !ok || !slices.ContainsFunc(written, at.Before)
+	}
+	return objectKeys(json, func(key string, _ int, closed bool) bool {
+		if closed {
+			if !fits(key) {
+				return false
+			}
+			if at, ok := r.order[key]; ok {
+				written = append(written, at)
+			}
+			return true
+		}
+		return names == nil || names.shortestWhere(key, fits) != ""
 	})
 }
 
@@ -270,8 +299,9 @@ type programRules struct {
 	// per return frame head: the value it must show (returnValues)
 	values map[string]string
 	scopes *scopeRules
-	memo   map[string]sortedSet // namesFor and linesFor, per frame head
-	fixed  map[string]string    // the module's functions, classes and instances no statement rebinds: their reprs (fixedAllowed)
+	memo   map[string]sortedSet         // namesFor and linesFor, per frame head
+	fixed  map[string]string            // the module's functions, classes and instances no statement rebinds: their reprs (fixedAllowed)
+	order  map[string]pysource.BindSpan // where the module's names are bound, for their order (orderAllowed)
 	// the module's names only `import` binds, to their modules (fixedAllowed)
 	modules map[string]string
 	// the reprs of modules on the program's interpreter (SampleOptions.ModuleReprs)
@@ -440,6 +470,7 @@ func promptRules(prompt string) *programRules {
 	r.memo = map[string]sortedSet{}
 	r.names = r.scopes.programNames()
 	r.fixed = r.scopes.ix.FixedReprs()
+	r.order = r.scopes.ix.ModuleBindOrder()
 	r.modules = r.scopes.ix.ImportedModules()
 	r.whole = wholeAnswer(prompt)
 	r.lines.sort()
