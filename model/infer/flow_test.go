@@ -154,11 +154,13 @@ func TestPassedAndAheadHoldOnRealTraces(t *testing.T) {
 // TestSilentHoldsOnRealTraces: no event of any kind (line, call, return,
 // exception) of a traced program is on a line pysource calls Silent, so a
 // breakpoint there can never stop (functionLines, Neural.dropUnreachable),
-// and no return or exception event on a line it calls Quiet.
+// no return or exception event on a line it calls Quiet, and a call (or
+// an exception) right after every line event on a line it calls
+// CertainCall.
 func TestSilentHoldsOnRealTraces(t *testing.T) {
 	tr, programs := realTracePrograms(t)
 	defer tr.Close()
-	silent, quiet, events := 0, 0, 0
+	silent, quiet, calls, events := 0, 0, 0, 0
 	for _, prog := range programs {
 		trace, err := tr.Trace(context.Background(), prog)
 		if err != nil {
@@ -175,7 +177,15 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 				quiet++
 			}
 		}
-		for _, s := range trace.States {
+		for i, s := range trace.States {
+			if s.Event == tracer.EventLine && ix.CertainCall(s.Lineno) {
+				calls++
+				if i+1 < len(trace.States) {
+					if next := trace.States[i+1]; next.Event != tracer.EventCall && next.Event != tracer.EventException {
+						t.Errorf("%s: line %d (%q), which CertainCall says calls the program, is followed by a %s event on line %d", prog.Path, s.Lineno, ix.Line(s.Lineno), next.Event, next.Lineno)
+					}
+				}
+			}
 			switch {
 			case s.Lineno > 0 && ix.Silent(s.Lineno):
 				t.Errorf("%s: a %s event of %s is on line %d (%q), which Silent says runs nothing", prog.Path, s.Event, s.Function, s.Lineno, ix.Line(s.Lineno))
@@ -185,8 +195,8 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 			events++
 		}
 	}
-	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent, %d quiet", len(programs), events, silent, quiet)
-	if silent < 50 || quiet < 50 {
+	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent, %d quiet; %d line events of a certain call", len(programs), events, silent, quiet, calls)
+	if silent < 50 || quiet < 50 || calls < 50 {
 		t.Fatalf("too few silent or quiet lines checked: %d, %d", silent, quiet)
 	}
 }

@@ -38,6 +38,7 @@ type scopeRules struct {
 	fns    []*pysource.Scope // the defs and classes: block b is fns[b]
 	// per line text: every line with it runs in the module alone (moduleOnly)
 	moduleText map[string]bool
+	calling    map[string]bool      // per line text: every line with it surely calls (certainCall)
 	sure       map[string][]string  // per line text: sureLocals
 	held       map[string]sortedSet // per line text: heldAt
 	block      map[*pysource.Scope]int
@@ -357,8 +358,12 @@ func (s *scopeRules) leftBehind(frame, src string) (noLine, noCall, noEnd bool) 
 // step_into or step_over from a line event, a line frame shows a line
 // where that line can go next in its frame (pysource's NextLines); after
 // inv_step_into or inv_step_over from a line, an inverse line frame shows a
-// line that can go to it; after a line its frame cannot go on from (its
-// last statement, a return), no line frame at all. Where the text does not
+// line that can go to it, and after inv_step_into not as its own event a
+// line that surely made a call (the step enters its copy, inv_line_call);
+// after a line its frame
+// cannot go on from (its last statement, a return), no line frame at all,
+// and after step_into from a line that surely calls (pysource's
+// CertainCall), no line or return frame. Where the text does not
 // place the line (or the rule would leave nothing) the rule stays as it was.
 func (s *scopeRules) withFlow(rule map[string]sortedSet, prompt string) map[string]sortedSet {
 	last, k, step, err := lastStep(prompt)
@@ -401,11 +406,34 @@ func (s *scopeRules) withFlow(rule map[string]sortedSet, prompt string) map[stri
 				}
 			}
 		}
-		if len(allowed) > 0 {
+		if len(allowed) > 0 && tok == format.TokInvLineSep && step.Action == debugger.InvStepInto {
+			// stepping back into a line that surely made a call finds its copy
+			allowed = slices.DeleteFunc(slices.Clone(allowed), func(l string) bool {
+				return s.certainCall(l) && !(f.Kind == format.InvLineCall && l == f.Src)
+			})
+			out[tok] = allowed
+		} else if len(allowed) > 0 {
 			out[tok] = allowed
 		}
 	}
+	if step.Action == debugger.StepInto && s.certainCall(f.Src) {
+		// its call comes next (or an exception): no line, no return
+		out[format.TokLineSep], out[format.TokReturnSep] = sortedSet{}, sortedSet{}
+	}
 	return out
+}
+
+// certainCall reports whether every line of text src surely calls the
+// program's code when it runs (pysource's CertainCall).
+func (s *scopeRules) certainCall(src string) bool {
+	if s.calling == nil {
+		s.calling = map[string]bool{}
+		for j, l := range s.lines {
+			sure, seen := s.calling[l]
+			s.calling[l] = (sure || !seen) && s.ix.CertainCall(j+1)
+		}
+	}
+	return s.calling[src]
 }
 
 // flowLines are the texts of the lines a line event on a line of text src

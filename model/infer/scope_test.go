@@ -516,3 +516,30 @@ func TestProgramNamesFromTheIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestCertainCallSteps: step_into from a line that surely calls the
+// program answers no line or return frame (its call comes next), and
+// inv_step_into back to it finds its copy (inv_line_call), not its own
+// line event; inv_step_over still lands on the line itself.
+func TestCertainCallSteps(t *testing.T) {
+	src := "def solve(x):\n    return x * 2\nprint(solve(3))\ndone = True\n"
+	s := programScopes(src)
+	step := func(frame, action string) map[string]sortedSet { return s.stepScopes(stepPrompt(src, frame, action)) }
+	into := step(`<|line_sep|><|arg_sep|>{"solve": "<function solve at 0x0>"}<|src_sep|>print(solve(3))<|action_sep|>`, format.TokStepInto)
+	for _, tok := range []string{format.TokLineSep, format.TokReturnSep} {
+		if lines, ruled := into[tok]; !ruled || len(lines) > 0 {
+			t.Errorf("after step_into at print(solve(3)), %s may show %q (a rule: %v)", tok, lines, ruled)
+		}
+	}
+	over := step(`<|line_sep|><|arg_sep|>{"solve": "<function solve at 0x0>"}<|src_sep|>print(solve(3))<|action_sep|>`, format.TokStepOver)
+	if !over[format.TokLineSep].contains("done = True") {
+		t.Errorf("after step_over at print(solve(3)), a line frame may show %q", over[format.TokLineSep])
+	}
+	back := `<|inv_line_sep|><|src_sep|>done = True<|arg_sep|>{"..": ".."}<|action_sep|>`
+	if got := step(back, format.TokInvStepInto); got[format.TokInvLineSep].contains("print(solve(3))") || !got[format.TokInvLineCallSep].contains("print(solve(3))") {
+		t.Errorf("inv_step_into from done = True: inv_line %q, inv_line_call %q", got[format.TokInvLineSep], got[format.TokInvLineCallSep])
+	}
+	if got := step(back, format.TokInvStepOver); !got[format.TokInvLineSep].contains("print(solve(3))") {
+		t.Errorf("inv_step_over from done = True: inv_line %q", got[format.TokInvLineSep])
+	}
+}

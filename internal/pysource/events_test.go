@@ -81,3 +81,43 @@ func TestQuiet(t *testing.T) {
 		t.Errorf("quiet lines %v, want %v", got, want)
 	}
 }
+
+// TestCertainCall: the lines whose statement surely calls the program's
+// code whenever it runs on (checked against CPython 3.11's traces in
+// model/infer's TestSilentHoldsOnRealTraces).
+func TestCertainCall(t *testing.T) {
+	src := strings.Join([]string{
+		"def solve(x):",                  // 1
+		"    return x * 2",               // 2
+		"def gen():",                     // 3
+		"    yield 1",                    // 4
+		"def shadow(solve):",             // 5
+		"    return solve(1)",            // 6: a parameter, not the function
+		"print(solve(3))",                // 7: yes
+		"y = solve(1) + solve(2)",        // 8: yes
+		"z = solve(1) if y else 0",       // 9: may skip it
+		"w = y and solve(2)",             // 10: may skip it
+		"g = gen()",                      // 11: a generator runs nothing yet
+		"if solve(0):",                   // 12: its header calls it
+		"    pass",                       // 13
+		"v = [solve(i) for i in (1, 2)]", // 14: a comprehension is a call of its own, but may be empty
+		"class K:",                       // 15: its line is also the body's own first line
+		"    pass",                       // 16
+		"k = (",                          // 17: more than one line
+		"    solve(4))",                  // 18
+		"solve.cache = 1",                // 19
+		"0 < solve(1) < y",               // 20: a chained comparison may stop early
+		"assert y, solve(1)",             // 21: the message only on failure
+		"f\"{solve(5)}\"",                // 22: an f-string's field is code
+	}, "\n") + "\n"
+	ix := New(src)
+	var got []int
+	for n := 1; n <= len(ix.Lines); n++ {
+		if ix.CertainCall(n) {
+			got = append(got, n)
+		}
+	}
+	if want := []int{7, 8, 12, 22}; !slices.Equal(got, want) {
+		t.Errorf("certain calls on lines %v, want %v", got, want)
+	}
+}

@@ -1,5 +1,7 @@
 package pysource
 
+import "slices"
+
 // Silent reports whether no event of any kind can be on line n under
 // CPython 3.11, because no instruction of any code object is located
 // there: a line no statement covers (blank, a comment), the inside of a
@@ -177,6 +179,87 @@ func quietStatement(toks []token) bool {
 		}
 		v := value[0]
 		return v.kind == tNumber || v.kind == tString && !isFString(v) || v.kind == tName && (v.text == "True" || v.text == "False" || v.text == "None")
+	}
+	return false
+}
+
+// CertainCall reports whether the statement on line n, whenever its line
+// event fires and it runs on without an exception, calls the program's own
+// code: a statement on one line that calls by name a module function no statement
+// rebinds (FixedFunctions) and that is no generator or coroutine (calling
+// one makes an object and runs nothing), with nothing that may skip the call:
+// no `and`, `or`, conditional expression, lambda, comprehension, chained
+// comparison or assert. So the event after its line event is a call (or
+// an exception), and stepping back to it from a later line finds the copy
+// of a line that made a call (inv_line_call).
+//
+// Why: the model answered a line where the program had entered a call,
+// and stepped back to `print(solve(x))` as a line that made none.
+func (ix *Index) CertainCall(n int) bool {
+	if n < 1 || n > len(ix.stmtAt) || ix.stmtAt[n-1] < 0 {
+		return false
+	}
+	ix.flowOnce.Do(ix.buildFlow)
+	k := ix.stmtAt[n-1]
+	l, f := ix.stmts[k], ix.flowG
+	if l.first != n || l.last != n || f.unknown {
+		return false
+	}
+	toks := l.toks
+	switch f.kw[k] {
+	case "if", "elif", "while":
+		toks = toks[1:]
+	case "":
+	default:
+		return false
+	}
+	if toks[0].text == "assert" || toks[0].text == "@" {
+		return false
+	}
+	comparisons := 0
+	for _, t := range toks {
+		switch t.text {
+		case "and", "or", "if", "else", "lambda", "for", "yield", "await", "async":
+			return false
+		case "<", ">", "==", "!=", "<=", ">=", "in", "is":
+			comparisons++
+		}
+	}
+	if comparisons > 1 {
+		return false
+	}
+	callable := ix.plainFunctions()
+	local := ix.owner[k].Locals()
+	for i, t := range toks {
+		if t.kind == tName && callable[t.text] && i+1 < len(toks) && toks[i+1].text == "(" && (i == 0 || toks[i-1].text != ".") &&
+			(ix.owner[k] == ix.Module || !slices.Contains(local, t.text)) {
+			return true
+		}
+	}
+	return false
+}
+
+// plainFunctions are the module functions FixedFunctions gives that are no
+// generator or coroutine: calling one runs its body.
+func (ix *Index) plainFunctions() set {
+	out := set{}
+	for _, name := range ix.FixedFunctions() {
+		out.add(name)
+	}
+	for _, s := range ix.Scopes {
+		if s.Kind == Function && s.Parent == ix.Module && out[s.Name] && (s.Async || ix.yields(s)) {
+			delete(out, s.Name)
+		}
+	}
+	return out
+}
+
+// yields reports whether function s's own code holds yield (a generator).
+func (ix *Index) yields(s *Scope) bool {
+	for k, l := range ix.stmts {
+		if ix.owner[k] == s && slices.ContainsFunc(l.toks, func(t token) bool { return t.kind == tName && t.text == "yield" }) {
+			return true
+		}
 	}
 	return false
 }
