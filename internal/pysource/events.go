@@ -1,6 +1,9 @@
 package pysource
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // Silent reports whether no event of any kind can be on line n under
 // CPython 3.11, because no instruction of any code object is located
@@ -183,19 +186,43 @@ func quietStatement(toks []token) bool {
 	return false
 }
 
-// CertainCall reports whether the statement on line n, whenever its line
+// Calling is what a line's statement does about the program's own code
+// when it runs (CallsProgram).
+type Calling uint8
+
+const (
+	MayCall     Calling = iota // either, as far as the text tells
+	CertainCall                // calls it whenever it runs on without an exception
+	NoCall                     // never calls it
+)
+
+// CallsProgram tells whether line n's statement calls the program's code. After a
+// line event on a CertainCall line the next event is a call (or an
+// exception), and stepping back to it from a later line finds the copy of
+// a line that made a call (inv_line_call); after one on a NoCall line no
+// call comes, and no copy is there.
+//
+// Why: the model answered a line where the program had entered a call,
+// stepped back to `print(solve(x))` as a line that had made none, and to
+// `print(a4)` as the copy of one that had made one.
+func (ix *Index) CallsProgram(n int) Calling {
+	switch {
+	case ix.certainCall(n):
+		return CertainCall
+	case ix.noCall(n):
+		return NoCall
+	}
+	return MayCall
+}
+
+// certainCall reports whether the statement on line n, whenever its line
 // event fires and it runs on without an exception, calls the program's own
 // code: a statement on one line that calls by name a module function no statement
 // rebinds (FixedFunctions) and that is no generator or coroutine (calling
 // one makes an object and runs nothing), with nothing that may skip the call:
 // no `and`, `or`, conditional expression, lambda, comprehension, chained
-// comparison or assert. So the event after its line event is a call (or
-// an exception), and stepping back to it from a later line finds the copy
-// of a line that made a call (inv_line_call).
-//
-// Why: the model answered a line where the program had entered a call,
-// and stepped back to `print(solve(x))` as a line that made none.
-func (ix *Index) CertainCall(n int) bool {
+// comparison or assert.
+func (ix *Index) certainCall(n int) bool {
 	if n < 1 || n > len(ix.stmtAt) || ix.stmtAt[n-1] < 0 {
 		return false
 	}
@@ -262,4 +289,140 @@ func (ix *Index) yields(s *Scope) bool {
 		}
 	}
 	return false
+}
+
+// noCall reports whether the statement on line n can call none of the
+// program's code: a simple statement on one line (or an if, elif or while
+// header) whose calls are only of names no statement but an import binds
+// (builtins, the standard library's) and of methods no def of the program
+// is named after, in a program where nothing else can run its code
+// unasked (closedCalls).
+func (ix *Index) noCall(n int) bool {
+	if n < 1 || n > len(ix.stmtAt) || ix.stmtAt[n-1] < 0 || !ix.closedCalls() {
+		return false
+	}
+	k := ix.stmtAt[n-1]
+	l, f := ix.stmts[k], ix.flowG
+	if l.first != n || l.last != n {
+		return false
+	}
+	toks := l.toks
+	switch f.kw[k] {
+	case "if", "elif", "while":
+		toks = toks[1:]
+	case "":
+	default:
+		return false
+	}
+	ix.callsOnce.Do(ix.readDefs)
+	for i, t := range toks {
+		switch {
+		case t.kind == tName && (t.text == "import" || t.text == "from" || t.text == "for" || t.text == "lambda" || t.text == "yield" || t.text == "await"):
+			return false
+		case t.kind == tOp && t.text == "@":
+			return false
+		case i+1 >= len(toks) || toks[i+1].text != "(" || t.kind == tName && keywords[t.text]:
+		case t.kind != tName: // a call of what an expression gives
+			if t.text == ")" || t.text == "]" || t.kind == tString {
+				return false
+			}
+		case i > 0 && toks[i-1].text == ".":
+			if ix.defNames[t.text] {
+				return false
+			}
+		case ix.boundNotImported[t.text]:
+			return false
+		}
+	}
+	return true
+}
+
+// closedCalls reports whether the program's code runs only where the text
+// calls it by name: no class with bases other than object or an exception
+// class (a library's base class calls the methods it overrides), no method
+// with a dunder name but __init__ (operators, printing and iteration call
+// them), no decorator in a class body or on a class, no generator,
+// generator expression, lambda or coroutine, no def's name used but to call it or to define it (a
+// function passed on may be called back from anywhere), and none of the
+// names that run code from text or on events (exec, eval, getattr,
+// doctest, unittest, atexit, signal, threading, weakref, settrace...).
+func (ix *Index) closedCalls() bool {
+	ix.callsOnce.Do(ix.readDefs)
+	return ix.closed
+}
+
+// readDefs reads what NoCall needs once per program.
+func (ix *Index) readDefs() {
+	ix.flowOnce.Do(ix.buildFlow)
+	ix.defNames, ix.boundNotImported = set{}, set{}
+	for _, s := range ix.Scopes {
+		if s.Kind == Function || s.Kind == Class {
+			ix.defNames.add(s.Name)
+		}
+	}
+	imported := set{}
+	for name := range ix.ImportedModules() {
+		imported.add(name)
+	}
+	for name := range ix.FromImported() {
+		imported.add(name)
+	}
+	for _, s := range append([]*Scope{ix.Module}, ix.Scopes...) {
+		for _, name := range s.Locals() {
+			if !imported[name] {
+				ix.boundNotImported.add(name)
+			}
+		}
+		ix.boundNotImported.add(s.Params...)
+	}
+	ix.closed = !ix.flowG.unknown && !ix.ModuleOpen() && !ix.namesAnywhere("eval", "exec", "compile", "getattr", "setattr",
+		"__getattribute__", "doctest", "testmod", "unittest", "pytest", "timeit", "atexit", "signal", "threading", "multiprocessing",
+		"concurrent", "asyncio", "weakref", "finalize", "settrace", "setprofile", "excepthook", "displayhook", "sched", "runpy",
+		"importlib", "__import__", "inspect", "gc", "code", "pdb", "bdb", "trace", "cProfile", "profile", "functools", "operator",
+		"itertools", "contextlib", "abc", "copy", "copyreg", "pickle", "json", "logging", "socketserver", "http", "tkinter")
+	for k, l := range ix.stmts {
+		for i, t := range l.toks {
+			switch {
+			case t.kind == tName && (t.text == "lambda" || t.text == "yield" || t.text == "async" || t.text == "await"):
+				ix.closed = false
+			case t.kind == tName && ix.defNames[t.text]:
+				def := i > 0 && (l.toks[i-1].text == "def" || l.toks[i-1].text == "class")
+				if !def && (i+1 >= len(l.toks) || l.toks[i+1].text != "(") {
+					ix.closed = false // passed on, stored, or a method read without a call
+				}
+			}
+		}
+		if l.toks[0].kind == tOp && l.toks[0].text == "@" && (ix.owner[k].Kind == Class || k+1 < len(ix.stmts) && ix.stmts[k+1].toks[0].text == "class") {
+			ix.closed = false
+		}
+	}
+	for _, s := range ix.Scopes {
+		switch {
+		case s.Kind == Comprehension && s.Name == "<genexpr>": // may be stored and run later
+			ix.closed = false
+		case s.Kind == Function && s.Parent != nil && s.Parent.Kind == Class && isDunder(s.Name) && s.Name != "__init__":
+			ix.closed = false
+		case s.Kind == Class && !plainBases(ix.stmts[ix.stmtAt[s.Line-1]].toks):
+			ix.closed = false
+		}
+	}
+}
+
+// plainBases reports whether a class statement's bases are none, object,
+// or exception classes (names ending in Error, Exception or Warning) and
+// no keyword (a metaclass).
+func plainBases(toks []token) bool {
+	open := slices.IndexFunc(toks, func(t token) bool { return t.text == "(" })
+	if open < 0 {
+		return true
+	}
+	for _, t := range toks[open+1 : matching(toks, open)] {
+		switch {
+		case t.text == ",", t.text == "object":
+		case t.kind == tName && (strings.HasSuffix(t.text, "Error") || strings.HasSuffix(t.text, "Exception") || strings.HasSuffix(t.text, "Warning")):
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -113,11 +113,57 @@ func TestCertainCall(t *testing.T) {
 	ix := New(src)
 	var got []int
 	for n := 1; n <= len(ix.Lines); n++ {
-		if ix.CertainCall(n) {
+		if ix.CallsProgram(n) == CertainCall {
 			got = append(got, n)
 		}
 	}
 	if want := []int{7, 8, 12, 22}; !slices.Equal(got, want) {
 		t.Errorf("certain calls on lines %v, want %v", got, want)
+	}
+}
+
+// TestNoCall: the lines that never call the program's code, in programs
+// whose code runs only where the text calls it by name.
+func TestNoCall(t *testing.T) {
+	closed := strings.Join([]string{
+		"import math",                   // 1: an import: left out
+		"from math import sqrt",         // 2
+		"class Point:",                  // 3
+		"    def __init__(self, x):",    // 4
+		"        self.x = x",            // 5: yes
+		"def area(r):",                  // 6
+		"    return math.pi * r * r",    // 7: yes: a library's constant
+		"p = Point(2)",                  // 8: a call of the program
+		"a = sqrt(area(p.x))",           // 9: a call of the program
+		"print(p.x, sqrt(4), len([1]))", // 10: yes
+		"total = [v for v in (1, 2)]",   // 11: a comprehension is code of the program
+		"if a > 1:",                     // 12: yes
+		"    print(a)",                  // 13: yes
+	}, "\n") + "\n"
+	ix := New(closed)
+	var got []int
+	for n := 1; n <= len(ix.Lines); n++ {
+		if ix.CallsProgram(n) == NoCall {
+			got = append(got, n)
+		}
+	}
+	if want := []int{5, 7, 10, 12, 13}; !slices.Equal(got, want) {
+		t.Errorf("lines calling nothing %v, want %v", got, want)
+	}
+	// code that may run unasked: none is sure
+	for name, src := range map[string]string{
+		"a dunder method":   "class P:\n    def __repr__(self):\n        return 'P'\nprint(P)\n",
+		"a passed function": "def key(v):\n    return -v\nprint(sorted([1, 2], key=key))\n",
+		"a generator":       "def g():\n    yield 1\nx = g()\nprint(list(x))\n",
+		"a genexpr":         "x = (v for v in (1, 2))\nprint(list(x))\n",
+		"a base class":      "import logging\nclass H(logging.Handler):\n    def emit(self, r):\n        pass\nprint(1)\n",
+		"doctest":           "import doctest\ndef f():\n    '''>>> f()'''\ndoctest.testmod()\n",
+	} {
+		ix := New(src)
+		for n := 1; n <= len(ix.Lines); n++ {
+			if ix.CallsProgram(n) == NoCall {
+				t.Errorf("%s: line %d (%q) said to call nothing", name, n, ix.Line(n))
+			}
+		}
 	}
 }

@@ -154,13 +154,13 @@ func TestPassedAndAheadHoldOnRealTraces(t *testing.T) {
 // TestSilentHoldsOnRealTraces: no event of any kind (line, call, return,
 // exception) of a traced program is on a line pysource calls Silent, so a
 // breakpoint there can never stop (functionLines, Neural.dropUnreachable),
-// no return or exception event on a line it calls Quiet, and a call (or
-// an exception) right after every line event on a line it calls
-// CertainCall.
+// no return or exception event on a line it calls Quiet, a call (or an
+// exception) right after every line event on a line it calls CertainCall,
+// and no call right after one on a line it calls NoCall.
 func TestSilentHoldsOnRealTraces(t *testing.T) {
 	tr, programs := realTracePrograms(t)
 	defer tr.Close()
-	silent, quiet, calls, events := 0, 0, 0, 0
+	silent, quiet, calls, noCalls, events := 0, 0, 0, 0, 0
 	for _, prog := range programs {
 		trace, err := tr.Trace(context.Background(), prog)
 		if err != nil {
@@ -178,7 +178,13 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 			}
 		}
 		for i, s := range trace.States {
-			if s.Event == tracer.EventLine && ix.CertainCall(s.Lineno) {
+			if s.Event == tracer.EventLine && ix.CallsProgram(s.Lineno) == pysource.NoCall {
+				noCalls++
+				if i+1 < len(trace.States) && trace.States[i+1].Event == tracer.EventCall {
+					t.Errorf("%s: line %d (%q), which NoCall says calls nothing of the program, is followed by a call of %s", prog.Path, s.Lineno, ix.Line(s.Lineno), trace.States[i+1].Function)
+				}
+			}
+			if s.Event == tracer.EventLine && ix.CallsProgram(s.Lineno) == pysource.CertainCall {
 				calls++
 				if i+1 < len(trace.States) {
 					if next := trace.States[i+1]; next.Event != tracer.EventCall && next.Event != tracer.EventException {
@@ -195,8 +201,8 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 			events++
 		}
 	}
-	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent, %d quiet; %d line events of a certain call", len(programs), events, silent, quiet, calls)
-	if silent < 50 || quiet < 50 || calls < 50 {
+	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent, %d quiet; %d line events of a certain call, %d of none", len(programs), events, silent, quiet, calls, noCalls)
+	if silent < 50 || quiet < 50 || calls < 50 || noCalls < 50 {
 		t.Fatalf("too few silent or quiet lines checked: %d, %d", silent, quiet)
 	}
 }

@@ -38,9 +38,9 @@ type scopeRules struct {
 	fns    []*pysource.Scope // the defs and classes: block b is fns[b]
 	// per line text: every line with it runs in the module alone (moduleOnly)
 	moduleText map[string]bool
-	calling    map[string]bool      // per line text: every line with it surely calls (certainCall)
-	sure       map[string][]string  // per line text: sureLocals
-	held       map[string]sortedSet // per line text: heldAt
+	calling    map[string]pysource.Calling // per line text: whether its lines call the program (calls)
+	sure       map[string][]string         // per line text: sureLocals
+	held       map[string]sortedSet        // per line text: heldAt
 	block      map[*pysource.Scope]int
 }
 
@@ -359,11 +359,11 @@ func (s *scopeRules) leftBehind(frame, src string) (noLine, noCall, noEnd bool) 
 // where that line can go next in its frame (pysource's NextLines); after
 // inv_step_into or inv_step_over from a line, an inverse line frame shows a
 // line that can go to it, and after inv_step_into not as its own event a
-// line that surely made a call (the step enters its copy, inv_line_call);
-// after a line its frame
+// line that surely made a call (the step enters its copy, inv_line_call),
+// nor as a copy one that surely made none; after a line its frame
 // cannot go on from (its last statement, a return), no line frame at all,
-// and after step_into from a line that surely calls (pysource's
-// CertainCall), no line or return frame. Where the text does not
+// and after step_into from a line that surely calls (pysource's CallsProgram), no
+// line or return frame, from one that surely calls nothing, no call frame. Where the text does not
 // place the line (or the rule would leave nothing) the rule stays as it was.
 func (s *scopeRules) withFlow(rule map[string]sortedSet, prompt string) map[string]sortedSet {
 	last, k, step, err := lastStep(prompt)
@@ -406,31 +406,41 @@ func (s *scopeRules) withFlow(rule map[string]sortedSet, prompt string) map[stri
 				}
 			}
 		}
-		if len(allowed) > 0 && tok == format.TokInvLineSep && step.Action == debugger.InvStepInto {
+		switch {
+		case len(allowed) > 0 && tok == format.TokInvLineSep && step.Action == debugger.InvStepInto:
 			// stepping back into a line that surely made a call finds its copy
-			allowed = slices.DeleteFunc(slices.Clone(allowed), func(l string) bool {
-				return s.certainCall(l) && !(f.Kind == format.InvLineCall && l == f.Src)
+			out[tok] = slices.DeleteFunc(slices.Clone(allowed), func(l string) bool {
+				return s.calls(l) == pysource.CertainCall && !(f.Kind == format.InvLineCall && l == f.Src)
 			})
-			out[tok] = allowed
-		} else if len(allowed) > 0 {
+		case len(allowed) > 0 && tok == format.TokInvLineCallSep && step.Action == debugger.InvStepInto:
+			// and a line that made none has no copy
+			out[tok] = slices.DeleteFunc(slices.Clone(allowed), func(l string) bool { return s.calls(l) == pysource.NoCall })
+		case len(allowed) > 0:
 			out[tok] = allowed
 		}
 	}
-	if step.Action == debugger.StepInto && s.certainCall(f.Src) {
+	switch {
+	case step.Action == debugger.StepInto && s.calls(f.Src) == pysource.CertainCall:
 		// its call comes next (or an exception): no line, no return
 		out[format.TokLineSep], out[format.TokReturnSep] = sortedSet{}, sortedSet{}
+	case step.Action == debugger.StepInto && s.calls(f.Src) == pysource.NoCall:
+		out[format.TokCallSep] = sortedSet{}
 	}
 	return out
 }
 
-// certainCall reports whether every line of text src surely calls the
-// program's code when it runs (pysource's CertainCall).
-func (s *scopeRules) certainCall(src string) bool {
+// calls is what every line of text src does about the program's code
+// when it runs (pysource's CallsProgram): surely calls it, surely not, or either.
+func (s *scopeRules) calls(src string) pysource.Calling {
 	if s.calling == nil {
-		s.calling = map[string]bool{}
+		s.calling = map[string]pysource.Calling{}
 		for j, l := range s.lines {
-			sure, seen := s.calling[l]
-			s.calling[l] = (sure || !seen) && s.ix.CertainCall(j+1)
+			c, seen := s.calling[l]
+			if now := s.ix.CallsProgram(j + 1); !seen {
+				s.calling[l] = now
+			} else if c != now {
+				s.calling[l] = pysource.MayCall
+			}
 		}
 	}
 	return s.calling[src]

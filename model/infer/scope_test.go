@@ -520,7 +520,8 @@ func TestProgramNamesFromTheIndex(t *testing.T) {
 // TestCertainCallSteps: step_into from a line that surely calls the
 // program answers no line or return frame (its call comes next), and
 // inv_step_into back to it finds its copy (inv_line_call), not its own
-// line event; inv_step_over still lands on the line itself.
+// line event; inv_step_over still lands on the line itself. A line that
+// surely calls nothing of the program has no call after it and no copy.
 func TestCertainCallSteps(t *testing.T) {
 	src := "def solve(x):\n    return x * 2\nprint(solve(3))\ndone = True\n"
 	s := programScopes(src)
@@ -541,5 +542,13 @@ func TestCertainCallSteps(t *testing.T) {
 	}
 	if got := step(back, format.TokInvStepOver); !got[format.TokInvLineSep].contains("print(solve(3))") {
 		t.Errorf("inv_step_over from done = True: inv_line %q", got[format.TokInvLineSep])
+	}
+	src = "def solve(x):\n    return x * 2\ny = solve(3)\nprint(y)\ndone = True\n"
+	s = programScopes(src)
+	if calls, ruled := step(`<|line_sep|><|arg_sep|>{"y": "6"}<|src_sep|>print(y)<|action_sep|>`, format.TokStepInto)[format.TokCallSep]; !ruled || len(calls) > 0 {
+		t.Errorf("after step_into at print(y), a call frame may show %q (a rule: %v)", calls, ruled)
+	}
+	if got := step(back, format.TokInvStepInto); got[format.TokInvLineCallSep].contains("print(y)") || !got[format.TokInvLineSep].contains("print(y)") {
+		t.Errorf("inv_step_into from done = True: inv_line %q, inv_line_call %q", got[format.TokInvLineSep], got[format.TokInvLineCallSep])
 	}
 }
