@@ -215,6 +215,7 @@ func TestModuleNamesInBindingOrder(t *testing.T) {
 	src := "import sys\ndef main():\n    pass\ndef helper():\n    pass\nfor i in range(2):\n    late = i\nmain()\n"
 	last := `<|inv_line_sep|><|src_sep|>main()<|arg_sep|>{"..": ".."}<|action_sep|>`
 	back := stepPrompt(src, last, format.TokInvStepOver)
+	jump := stepPrompt(src, `<|line_sep|><|arg_sep|>{}<|src_sep|>import sys<|action_sep|>`, format.TokBreakpoint+"main()")
 	order := func(r *programRules, cur, json string) bool { return r.orderAllowed(cur, json, r.namesFor(cur)) }
 	checkJSONRule(t, order, []jsonRuleCase{
 		{back, `<|inv_line_sep|><|src_sep|>    late = i<|arg_sep|>{"sys": "<module 'sys' (built-in)>", "main": "<function main at 0x0>", "helper"`, true},
@@ -224,6 +225,11 @@ func TestModuleNamesInBindingOrder(t *testing.T) {
 		{back, `<|inv_line_sep|><|src_sep|>    late = i<|arg_sep|>{"late": "0", "i"`, true}, // bound in a loop: free
 		// a function's frame is not the module's
 		{stepPrompt(src, `<|call_sep|><|src_sep|>def main():<|arg_sep|>{}<|action_sep|>`, format.TokStepInto), `<|line_sep|><|arg_sep|>{"helper": "1", "main"`, true},
+		// a frame that shows every local (after a breakpoint) writes the names
+		// it must hold in their turn: sys before main, or it could not close
+		{jump, `<|line_sep|><|arg_sep|>{"main"`, false},
+		{jump, `<|line_sep|><|arg_sep|>{"sys": "<module 'sys' (built-in)>", "main"`, true},
+		{jump, `<|line_sep|><|arg_sep|>{"sys": "<module 'sys' (built-in)>", "i": "1", "main"`, true}, // a loop's names are free
 	})
 }
 

@@ -90,16 +90,31 @@ func (r *programRules) fixedAllowed(cur, json string) bool {
 // orderAllowed checks, in a module frame's LOCALS (json), that no key
 // comes after one the module surely binds later (pysource's
 // ModuleBindOrder: the frame lists its names in the order they were first
-// bound); an open key must still be able to become a name of names (nil:
-// any) that does.
+// bound), nor, where the frame shows every local, before a name it must
+// hold that the module binds earlier; an open key must still be able to
+// become a name of names (nil: any) that does.
 func (r *programRules) orderAllowed(cur, json string, names sortedSet) bool {
 	if r == nil || len(r.order) == 0 || !r.moduleFrame(cur) {
 		return true
 	}
+	// where the frame shows every local, the names it must hold come in
+	// their turn: one that goes before a key is written before it, or the
+	// frame could never be closed
+	var sure []string
+	if r.wholeFrame(cur) {
+		sure = r.sureNames(cur)
+	}
 	var written []pysource.BindSpan
+	var keys []string
 	fits := func(name string) bool {
 		at, ok := r.order[name]
-		return !ok || !slices.ContainsFunc(written, at.Before)
+		if !ok {
+			return true
+		}
+		return !slices.ContainsFunc(written, at.Before) && !slices.ContainsFunc(sure, func(y string) bool {
+			before, ok := r.order[y]
+			return ok && before.Before(at) && !slices.Contains(keys, y)
+		})
 	}
 	return objectKeys(json, func(key string, _ int, closed bool) bool {
 		if closed {
@@ -109,9 +124,10 @@ func (r *programRules) orderAllowed(cur, json string, names sortedSet) bool {
 			if at, ok := r.order[key]; ok {
 				written = append(written, at)
 			}
+			keys = append(keys, key)
 			return true
 		}
-		return names == nil || names.shortestWhere(key, fits) != ""
+		return names == nil || names.shortestWhere(key, func(n string) bool { return fits(n) && !slices.Contains(keys, n) }) != ""
 	})
 }
 
