@@ -237,15 +237,13 @@ func (b *Neural) dropUnreachable(hist []debugger.Step, cmd debugger.Command) deb
 	stack := b.ix.stackAt(hist)
 	once := cmd.Action == debugger.Continue && b.script && len(stack) > 0 && stack[0].Function == "<module>"
 	reachable := func(l int) bool {
-		switch {
-		case b.ix.px.Silent(l):
-			return false
-		case !once:
-			return true
-		case !cmd.Backward:
-			return !b.ix.px.Passed(l, stack[0].Lineno)
+		if b.ix.px.Silent(l) || !once {
+			return !b.ix.px.Silent(l)
 		}
 		at := stack[0].Lineno
+		if !cmd.Backward {
+			return !b.ix.px.Passed(l, at)
+		}
 		// the stop itself is the line event of once-run code: its only one
 		onlyHit := len(stack) == 1 && stack[0].Event == tracer.EventLine && l == at && b.ix.px.Passed(l, at)
 		return !b.ix.px.Ahead(l, at) && !onlyHit

@@ -356,15 +356,16 @@ func (s *scopeRules) leftBehind(frame, src string) (noLine, noCall, noEnd bool) 
 
 // withFlow narrows rule by the control flow of the last frame's line: after
 // step_into or step_over from a line event, a line frame shows a line
-// where that line can go next in its frame (pysource's NextLines); after
-// inv_step_into or inv_step_over from a line, an inverse line frame shows a
-// line that can go to it, and after inv_step_into not as its own event a
-// line that surely made a call (the step enters its copy, inv_line_call),
-// nor as a copy one that surely made none; after a line its frame
-// cannot go on from (its last statement, a return), no line frame at all,
-// and after step_into from a line that surely calls (pysource's CallsProgram), no
-// line or return frame, from one that surely calls nothing, no call frame. Where the text does not
-// place the line (or the rule would leave nothing) the rule stays as it was.
+// where that line can go next in its frame (pysource's NextLines), and
+// none at all after a line its frame cannot go on from (its last
+// statement, a return); after inv_step_into or inv_step_over from a line,
+// an inverse line frame shows a line that can go to it. By what a line
+// does about the program's code (pysource's CallsProgram): step_into from
+// one that surely calls it answers no line or return frame, from one that
+// surely calls none no call frame; inv_step_into back to the first finds
+// its copy (inv_line_call), not its own line event, and to the second no
+// copy. Where the text does not place the line (or the rule would leave
+// nothing) the rule stays as it was.
 func (s *scopeRules) withFlow(rule map[string]sortedSet, prompt string) map[string]sortedSet {
 	last, k, step, err := lastStep(prompt)
 	if err != nil {
