@@ -578,3 +578,43 @@ func (ix *Index) runsOnceInModule(l int) (first, last int, ok bool) {
 	}
 	return first, last, true
 }
+
+// EntryLines lists the lines where a fresh frame of s fires its first line
+// event (3.11): the module's and a function's first statement (what may
+// follow a docstring or `global`, which compile to nothing; a body that is
+// only a docstring fires on co_firstlineno), a class body's first line.
+// Sorted; nil for a lambda, a comprehension, a def with its body on its
+// line, or a text whose flow is not read.
+//
+// Why: the model stepped into a script's first line as `import math`, past
+// the `from __future__ import annotations` above it.
+func (ix *Index) EntryLines(s *Scope) []int {
+	ix.flowOnce.Do(ix.buildFlow)
+	f := *ix.flowG // a walk of its own: entering is per call
+	f.entering = map[int]bool{}
+	if f.unknown {
+		return nil
+	}
+	var out []int
+	switch {
+	case s.Kind == Module:
+		k := slices.IndexFunc(ix.owner, func(o *Scope) bool { return o == ix.Module })
+		if k < 0 {
+			return nil
+		}
+		out = f.entry(k)
+	case s.Kind == Class:
+		return []int{s.First}
+	case s.Kind == Function && !s.oneLine:
+		k := ix.stmtAt[s.Line-1]
+		if body := f.body[k]; len(body) == 0 || ix.docstringOnly(body) {
+			return []int{s.First}
+		}
+		out = f.bodyEntry(k)
+	default:
+		return nil
+	}
+	out = slices.DeleteFunc(out, ix.Silent) // what compiles to nothing, as entry keeps it
+	slices.Sort(out)
+	return slices.Compact(out)
+}

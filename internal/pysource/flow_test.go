@@ -329,3 +329,34 @@ print(u)
 		}
 	}
 }
+
+// TestEntryLines: where a fresh frame fires its first line event.
+func TestEntryLines(t *testing.T) {
+	src := strings.Join([]string{
+		"from __future__ import annotations", // 1: the module's first statement
+		"def f(x):",                          // 2
+		"    \"\"\"Doc.\"\"\"",               // 3: no code
+		"    global g",                       // 4: no code
+		"    g = x",                          // 5: f's first line event
+		"def only_doc():",                    // 6: fires here
+		"    'doc'",                          // 7
+		"@staticmethod",                      // 8: co_firstlineno of h
+		"def h():",                           // 9
+		"    return 1",                       // 10
+		"class K:",                           // 11: a class body's first line
+		"    x = 1",                          // 12
+		"def one(): return 1",                // 13: its body is on its line: no rule
+		"sq = [v * v for v in (1, 2)]",       // 14
+	}, "\n") + "\n"
+	ix := New(src)
+	want := map[string][]int{"<module>": {1}, "f": {5}, "only_doc": {6}, "h": {10}, "K": {11}, "one": nil, "<listcomp>": nil}
+	for _, s := range append([]*Scope{ix.Module}, ix.Scopes...) {
+		w, ok := want[s.Name]
+		if !ok {
+			continue
+		}
+		if got := ix.EntryLines(s); !slices.Equal(got, w) {
+			t.Errorf("%s: EntryLines %v, want %v", s.Name, got, w)
+		}
+	}
+}

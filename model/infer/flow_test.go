@@ -156,11 +156,12 @@ func TestPassedAndAheadHoldOnRealTraces(t *testing.T) {
 // breakpoint there can never stop (functionLines, Neural.dropUnreachable),
 // no return or exception event on a line it calls Quiet, a call (or an
 // exception) right after every line event on a line it calls CertainCall,
-// and no call right after one on a line it calls NoCall.
+// no call right after one on a line it calls NoCall, and a fresh call's
+// first line event on one of its scope's EntryLines.
 func TestSilentHoldsOnRealTraces(t *testing.T) {
 	tr, programs := realTracePrograms(t)
 	defer tr.Close()
-	silent, quiet, calls, noCalls, events := 0, 0, 0, 0, 0
+	silent, quiet, calls, noCalls, entries, events := 0, 0, 0, 0, 0, 0
 	for _, prog := range programs {
 		trace, err := tr.Trace(context.Background(), prog)
 		if err != nil {
@@ -178,6 +179,17 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 			}
 		}
 		for i, s := range trace.States {
+			if s.Event == tracer.EventCall && i+1 < len(trace.States) {
+				for _, sc := range append([]*pysource.Scope{ix.Module}, ix.Scopes...) {
+					fresh := sc.Kind == pysource.Module && s.Function == "<module>" && s.Lineno == 0 || sc.First == s.Lineno && sc.Name == s.Function
+					if entry := ix.EntryLines(sc); fresh && entry != nil {
+						entries++
+						if next := trace.States[i+1]; next.Event != tracer.EventLine || !slices.Contains(entry, next.Lineno) {
+							t.Errorf("%s: the call of %s on line %d goes on to a %s event on line %d, not to EntryLines %v", prog.Path, s.Function, s.Lineno, next.Event, next.Lineno, entry)
+						}
+					}
+				}
+			}
 			if s.Event == tracer.EventLine && ix.CallsProgram(s.Lineno) == pysource.NoCall {
 				noCalls++
 				if i+1 < len(trace.States) && trace.States[i+1].Event == tracer.EventCall {
@@ -201,8 +213,9 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 			events++
 		}
 	}
-	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent, %d quiet; %d line events of a certain call, %d of none", len(programs), events, silent, quiet, calls, noCalls)
-	if silent < 50 || quiet < 50 || calls < 50 || noCalls < 50 {
+	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent, %d quiet; %d line events of a certain call, %d of none; %d calls to a known first line",
+		len(programs), events, silent, quiet, calls, noCalls, entries)
+	if silent < 50 || quiet < 50 || calls < 50 || noCalls < 50 || entries < 50 {
 		t.Fatalf("too few silent or quiet lines checked: %d, %d", silent, quiet)
 	}
 }

@@ -418,7 +418,7 @@ func TestReturnsHeldOffQuietLines(t *testing.T) {
 			}
 		}
 	}
-	if r := promptRules(stepPrompt(src, `<|call_sep|><|src_sep|><|arg_sep|>{}<|action_sep|>`, format.TokStepInto)); !r.linesFor(format.TokLineSep).contains("def greet():") {
+	if r := promptRules(stepPrompt(src, `<|line_sep|><|arg_sep|>{}<|src_sep|>LIMIT = 10<|action_sep|>`, format.TokStepOver)); !r.linesFor(format.TokLineSep).contains("def greet():") {
 		t.Errorf("a line frame may not show the def: %q", r.linesFor(format.TokLineSep))
 	}
 }

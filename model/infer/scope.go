@@ -382,6 +382,9 @@ func (s *scopeRules) withFlow(rule map[string]sortedSet, prompt string) map[stri
 		return rule
 	}
 	f, err := format.ParseFrame(last[:k+len(format.TokActionSep)])
+	if err == nil && f.Kind == format.Call && !backward {
+		return s.withEntry(rule, f.Src)
+	}
 	if err != nil || !backward && f.Kind != format.Line || backward && f.Kind != format.InvLine && f.Kind != format.InvLineCall {
 		return rule
 	}
@@ -427,6 +430,51 @@ func (s *scopeRules) withFlow(rule map[string]sortedSet, prompt string) map[stri
 	case step.Action == debugger.StepInto && s.calls(f.Src) == pysource.NoCall:
 		out[format.TokCallSep] = sortedSet{}
 	}
+	return out
+}
+
+// withEntry narrows rule after step_into or step_over from a call event
+// on a line of text src: a fresh frame's first line event is on one of
+// its code's EntryLines (pysource), the module's for a script's call (no
+// line). The code is each def, class or module whose call shows src; a
+// lambda's, a comprehension's or a resumed generator's (on a line no def
+// starts on) sets no rule.
+func (s *scopeRules) withEntry(rule map[string]sortedSet, src string) map[string]sortedSet {
+	var entry sortedSet
+	add := func(sc *pysource.Scope) bool {
+		lines := s.ix.EntryLines(sc)
+		for _, n := range lines {
+			entry = append(entry, s.ix.Line(n))
+		}
+		return lines != nil
+	}
+	if src == "" {
+		if !add(s.ix.Module) {
+			return rule
+		}
+	} else {
+		for _, sc := range s.ix.Scopes {
+			if s.ix.Line(sc.First) == src && !add(sc) {
+				return rule
+			}
+		}
+	}
+	entry = slices.DeleteFunc(entry, func(l string) bool { return !executable(l) })
+	if len(entry) == 0 {
+		return rule
+	}
+	entry.sort()
+	out := maps.Clone(rule)
+	if out == nil {
+		out = map[string]sortedSet{}
+	}
+	if cur, ok := out[format.TokLineSep]; ok {
+		entry = slices.DeleteFunc(entry, func(l string) bool { return !cur.contains(l) })
+		if len(entry) == 0 {
+			return rule
+		}
+	}
+	out[format.TokLineSep] = entry
 	return out
 }
 

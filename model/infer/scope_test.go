@@ -208,7 +208,7 @@ func TestProgramScopes(t *testing.T) {
 	}
 
 	// the rule in decoding: a line event may only show the running function's lines
-	r := promptRules(step(`<|call_sep|><|src_sep|>def deco(f):  # (<|arg_sep|>{}<|action_sep|>`, format.TokStepInto))
+	r := promptRules(step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    @functools.wraps(f)<|action_sep|>`, format.TokStepOver))
 	for _, tc := range []struct {
 		frame string
 		ok    bool
@@ -550,5 +550,27 @@ func TestCertainCallSteps(t *testing.T) {
 	}
 	if got := step(back, format.TokInvStepInto); got[format.TokInvLineCallSep].contains("print(y)") || !got[format.TokInvLineSep].contains("print(y)") {
 		t.Errorf("inv_step_into from done = True: inv_line %q, inv_line_call %q", got[format.TokInvLineSep], got[format.TokInvLineCallSep])
+	}
+}
+
+// TestEntryAfterCall: step_into or step_over from a fresh call answers a
+// line frame on its code's first line: a script's first statement, a
+// function's first statement past its docstring; a lambda's call sets no
+// rule.
+func TestEntryAfterCall(t *testing.T) {
+	src := "from __future__ import annotations\nimport math\ndef area(r):\n    \"\"\"Area.\"\"\"\n    return math.pi * r * r\nsq = (lambda v: v * v)(2)\nprint(area(2), sq)\n"
+	s := programScopes(src)
+	for _, tc := range []struct {
+		call, action string
+		want         []string // nil: no rule
+	}{
+		{`<|call_sep|><|src_sep|><|arg_sep|>{}<|action_sep|>`, format.TokStepInto, []string{"from __future__ import annotations"}},
+		{`<|call_sep|><|src_sep|>def area(r):<|arg_sep|>{"r": "2"}<|action_sep|>`, format.TokStepOver, []string{"    return math.pi * r * r"}},
+		{`<|call_sep|><|src_sep|>sq = (lambda v: v * v)(2)<|arg_sep|>{"v": "2"}<|action_sep|>`, format.TokStepInto, nil},
+	} {
+		got, ruled := s.stepScopes(stepPrompt(src, tc.call, tc.action))[format.TokLineSep]
+		if ruled != (tc.want != nil) || tc.want != nil && !slices.Equal(got, sortedSet(tc.want)) {
+			t.Errorf("after %s from %q: line frames %q (a rule: %v), want %q", tc.action, tc.call, got, ruled, tc.want)
+		}
 	}
 }
