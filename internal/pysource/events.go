@@ -215,6 +215,29 @@ func (ix *Index) CallsProgram(n int) Calling {
 	return MayCall
 }
 
+// callSite is line n's statement (its logical line k) and the tokens whose
+// calls run each time its line event fires: a simple statement on that one
+// line, or an if, elif or while header's condition; ok false for any
+// other line.
+func (ix *Index) callSite(n int) (k int, toks []token, ok bool) {
+	if n < 1 || n > len(ix.stmtAt) || ix.stmtAt[n-1] < 0 {
+		return 0, nil, false
+	}
+	ix.flowOnce.Do(ix.buildFlow)
+	k = ix.stmtAt[n-1]
+	l, f := ix.stmts[k], ix.flowG
+	if l.first != n || l.last != n || f.unknown {
+		return 0, nil, false
+	}
+	switch f.kw[k] {
+	case "if", "elif", "while":
+		return k, l.toks[1:], true
+	case "":
+		return k, l.toks, true
+	}
+	return 0, nil, false
+}
+
 // certainCall reports whether the statement on line n, whenever its line
 // event fires and it runs on without an exception, calls the program's own
 // code: a statement on one line that calls by name a module function no statement
@@ -223,24 +246,8 @@ func (ix *Index) CallsProgram(n int) Calling {
 // no `and`, `or`, conditional expression, lambda, comprehension, chained
 // comparison or assert.
 func (ix *Index) certainCall(n int) bool {
-	if n < 1 || n > len(ix.stmtAt) || ix.stmtAt[n-1] < 0 {
-		return false
-	}
-	ix.flowOnce.Do(ix.buildFlow)
-	k := ix.stmtAt[n-1]
-	l, f := ix.stmts[k], ix.flowG
-	if l.first != n || l.last != n || f.unknown {
-		return false
-	}
-	toks := l.toks
-	switch f.kw[k] {
-	case "if", "elif", "while":
-		toks = toks[1:]
-	case "":
-	default:
-		return false
-	}
-	if toks[0].text == "assert" || toks[0].text == "@" {
+	k, toks, ok := ix.callSite(n)
+	if !ok || toks[0].text == "assert" || toks[0].text == "@" {
 		return false
 	}
 	comparisons := 0
@@ -298,23 +305,10 @@ func (ix *Index) yields(s *Scope) bool {
 // is named after, in a program where nothing else can run its code
 // unasked (closedCalls).
 func (ix *Index) noCall(n int) bool {
-	if n < 1 || n > len(ix.stmtAt) || ix.stmtAt[n-1] < 0 || !ix.closedCalls() {
+	_, toks, ok := ix.callSite(n)
+	if !ok || !ix.closedCalls() {
 		return false
 	}
-	k := ix.stmtAt[n-1]
-	l, f := ix.stmts[k], ix.flowG
-	if l.first != n || l.last != n {
-		return false
-	}
-	toks := l.toks
-	switch f.kw[k] {
-	case "if", "elif", "while":
-		toks = toks[1:]
-	case "":
-	default:
-		return false
-	}
-	ix.callsOnce.Do(ix.readDefs)
 	for i, t := range toks {
 		switch {
 		case t.kind == tName && (t.text == "import" || t.text == "from" || t.text == "for" || t.text == "lambda" || t.text == "yield" || t.text == "await"):
