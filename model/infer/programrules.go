@@ -92,9 +92,16 @@ func (r *programRules) fixedAllowed(cur, json string) bool {
 // ModuleBindOrder: the frame lists its names in the order they were first
 // bound), nor, where the frame shows every local, before a name it must
 // hold that the module binds earlier; an open key must still be able to
-// become a name of names (nil: any) that does.
+// become a name of names (nil: any) that does. A forward line frame is
+// held to it only where its line is fixed (after a breakpoint): else the
+// names it must hold grow as its keys choose among its possible lines.
 func (r *programRules) orderAllowed(cur, json string, names sortedSet) bool {
 	if r == nil || len(r.order) == 0 || !r.moduleFrame(cur) {
+		return true
+	}
+	if strings.HasPrefix(cur, format.TokLineSep) && len(r.linesFor(format.TokLineSep)) != 1 {
+		// a forward line frame whose line its keys still choose: the names
+		// it must hold may grow with each key, past one written too early
 		return true
 	}
 	// where the frame shows every local, the names it must hold come in
