@@ -237,8 +237,8 @@ func (b *Neural) dropUnreachable(hist []debugger.Step, cmd debugger.Command) deb
 	stack := b.ix.stackAt(hist)
 	once := cmd.Action == debugger.Continue && b.script && len(stack) > 0 && stack[0].Function == "<module>"
 	reachable := func(l int) bool {
-		if b.ix.px.Silent(l) || !once {
-			return !b.ix.px.Silent(l)
+		if silent := b.ix.px.Silent(l); silent || !once {
+			return !silent
 		}
 		at := stack[0].Lineno
 		if !cmd.Backward {

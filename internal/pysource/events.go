@@ -262,10 +262,10 @@ func (ix *Index) certainCall(n int) bool {
 	if comparisons > 1 {
 		return false
 	}
-	callable := ix.plainFunctions()
+	ix.callsOnce.Do(ix.readCalls)
 	local := ix.owner[k].Locals()
 	for i, t := range toks {
-		if t.kind == tName && callable[t.text] && i+1 < len(toks) && toks[i+1].text == "(" && (i == 0 || toks[i-1].text != ".") &&
+		if t.kind == tName && ix.plainFuncs[t.text] && i+1 < len(toks) && toks[i+1].text == "(" && (i == 0 || toks[i-1].text != ".") &&
 			(ix.owner[k] == ix.Module || !slices.Contains(local, t.text)) {
 			return true
 		}
@@ -341,13 +341,14 @@ func (ix *Index) noCall(n int) bool {
 // names that run code from text or on events (exec, eval, getattr,
 // doctest, unittest, atexit, signal, threading, weakref, settrace...).
 func (ix *Index) closedCalls() bool {
-	ix.callsOnce.Do(ix.readDefs)
+	ix.callsOnce.Do(ix.readCalls)
 	return ix.closed
 }
 
-// readDefs reads what NoCall needs once per program.
-func (ix *Index) readDefs() {
+// readCalls reads what CallsProgram needs once per program.
+func (ix *Index) readCalls() {
 	ix.flowOnce.Do(ix.buildFlow)
+	ix.plainFuncs = ix.plainFunctions()
 	ix.defNames, ix.boundNotImported = set{}, set{}
 	for _, s := range ix.Scopes {
 		if s.Kind == Function || s.Kind == Class {

@@ -192,6 +192,15 @@ func (ix *Index) ranBefore(n int, orElse func(int) bool) func(int) bool {
 		loop = l
 	}
 	again := f.kw[k] == "for" || f.kw[k] == "while" || f.kw[k] == "with"
+	// the last line a later statement may run from: the loop's, else the
+	// body of k's own loop or with
+	reach := 0
+	if again {
+		reach = ix.blockEnd(k)
+	}
+	if loop >= 0 {
+		reach = max(reach, ix.blockEnd(loop))
+	}
 	return func(j int) bool {
 		switch {
 		case j < k:
@@ -199,7 +208,7 @@ func (ix *Index) ranBefore(n int, orElse func(int) bool) func(int) bool {
 		case j == k:
 			return ix.stmts[k].first != n || again || loop >= 0
 		}
-		return loop >= 0 && ix.stmts[j].last <= ix.blockEnd(loop) || again && ix.stmts[j].last <= ix.blockEnd(k)
+		return ix.stmts[j].last <= reach
 	}
 }
 

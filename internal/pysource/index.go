@@ -168,11 +168,12 @@ type Index struct {
 	// per line: whether a token on it may compile to an instruction (Silent)
 	silentOnce sync.Once
 	mayFire    []bool
-	// NoCall's reading: every def's and class's name, every name bound but
-	// by an import, whether the program's code runs only where called
-	callsOnce                  sync.Once
-	defNames, boundNotImported set
-	closed                     bool
+	// CallsProgram's reading: the module functions a call by name runs,
+	// every def's and class's name, every name bound but by an import,
+	// whether the program's code runs only where called
+	callsOnce                              sync.Once
+	plainFuncs, defNames, boundNotImported set
+	closed                                 bool
 	// per logical line: what it binds, its := targets and the names it may
 	// unbind; per module name, how many module statements bind it, and the
 	// names other code may bind or unbind at any time; ModuleOpen's answer

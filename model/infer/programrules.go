@@ -511,11 +511,7 @@ var endKinds = []string{format.TokReturnSep, format.TokExceptionSep, format.TokI
 // raise nor end its frame there, such as a def that evaluates nothing or
 // NAME = LITERAL in the middle of a body).
 func (r *programRules) holdEnds() {
-	quiet := map[string]bool{}
-	for j, l := range r.scopes.lines {
-		q, seen := quiet[l]
-		quiet[l] = (q || !seen) && r.scopes.ix.Quiet(j+1)
-	}
+	quiet := r.scopes.everyLine(r.scopes.ix.Quiet)
 	if !slices.ContainsFunc(r.lines, func(l string) bool { return quiet[l] }) {
 		return
 	}

@@ -308,17 +308,17 @@ func (s *scopeRules) functionLines(prompt string) map[string]sortedSet {
 
 // silent reports whether every line of text src runs nothing (pysource's
 // Silent), so that no state can show it.
-func (s *scopeRules) silent(src string) bool {
-	found := false
+func (s *scopeRules) silent(src string) bool { return s.everyLine(s.ix.Silent)[src] }
+
+// everyLine maps each line text of the program to whether every line with
+// that text satisfies p (by line number).
+func (s *scopeRules) everyLine(p func(n int) bool) map[string]bool {
+	out := map[string]bool{}
 	for j, l := range s.lines {
-		if l == src {
-			if !s.ix.Silent(j + 1) {
-				return false
-			}
-			found = true
-		}
+		all, seen := out[l]
+		out[l] = (all || !seen) && p(j+1)
 	}
-	return found
+	return out
 }
 
 // leftBehind reports, where frame is a line event of the module's frame,
@@ -544,12 +544,10 @@ func (s *scopeRules) flowLines(src string, backward, copy bool) sortedSet {
 // asks for each token of a module frame's LOCALS.
 func (s *scopeRules) moduleOnly(src string) bool {
 	if s.moduleText == nil {
-		s.moduleText = map[string]bool{}
-		for j, l := range s.lines {
-			only, seen := s.moduleText[l]
-			runs := s.ix.RunsOn(j + 1)
-			s.moduleText[l] = (only || !seen) && len(runs) == 1 && runs[0] == s.ix.Module
-		}
+		s.moduleText = s.everyLine(func(n int) bool {
+			runs := s.ix.RunsOn(n)
+			return len(runs) == 1 && runs[0] == s.ix.Module
+		})
 	}
 	return s.moduleText[src]
 }
