@@ -33,6 +33,17 @@ func FuzzIndex(f *testing.F) {
 		n := len(ix.Lines)
 		_ = ix.Unbound()
 		_, _, _, _ = ix.ImportedModules(), ix.FixedReprs(), ix.FixedInstances(), ix.FromImported()
+		_ = ix.ModuleBindOrder()
+		for l := 0; l <= n+1; l++ {
+			_, _, _ = ix.Silent(l), ix.Quiet(l), ix.CallsProgram(l)
+		}
+		for _, s := range append([]*Scope{ix.Module}, ix.Scopes...) {
+			for _, l := range ix.EntryLines(s) {
+				if l < 1 || l > n {
+					t.Fatalf("%s: entry line %d out of 1..%d in %q", s.Qualname, l, n, src)
+				}
+			}
+		}
 		in := func(what string, l int) {
 			if l < 1 || l > max(n, 1) {
 				t.Fatalf("%s line %d out of 1..%d in %q", what, l, n, src)
