@@ -174,6 +174,10 @@ func lockstep(t *testing.T, file, call string, cmds []cmdCase) *oracle {
 		for k := before; k < len(h); k++ {
 			or.queue = append(or.queue, frameFor(t, h[k-1].Stop, h[k].Stop, h[k].Command.Action))
 		}
+		cmd := c.cmd
+		cmd.Breaks = ns.Breaks()
+		_, recalled := debugger.Recall(nb.paths.expand(ns.History()), cmd, nb.ix.stepText())
+		queued := len(or.queue)
 		got, nerr := ns.Do(ctx, c.cmd)
 		if (rerr == nil) != (nerr == nil) {
 			t.Fatalf("command %d (%s): real err %v, neural err %v", i, c.name, rerr, nerr)
@@ -181,7 +185,12 @@ func lockstep(t *testing.T, file, call string, cmds []cmdCase) *oracle {
 		if ds := debugger.Compare(i+1, got, want); len(ds) > 0 {
 			t.Fatalf("command %d (%s): predicted %+v\nreal %+v\n%v", i, c.name, got, want, ds)
 		}
-		if len(or.queue) != 0 {
+		switch {
+		case recalled && len(or.queue) != queued:
+			t.Fatalf("command %d (%s): recalled, yet the model was asked", i, c.name)
+		case recalled:
+			or.queue = nil
+		case len(or.queue) != 0:
 			t.Fatalf("command %d (%s): %d answers left unused", i, c.name, len(or.queue))
 		}
 	}
@@ -189,9 +198,11 @@ func lockstep(t *testing.T, file, call string, cmds []cmdCase) *oracle {
 }
 
 // TestTimeTravelKeepsTheContext: forwards, back, forwards again: the last
-// prompt holds the forward history up to the state stepped back to.
+// prompt holds the forward history up to the state stepped back to. (The
+// step back is recalled, not asked; an until is asked.)
 func TestTimeTravelKeepsTheContext(t *testing.T) {
-	or := lockstep(t, "calls.py", "f('ab', 3)", []cmdCase{cS, cS, cS, cN, cN, cRN, cN})
+	cUnt := cmdCase{name: "unt", cmd: debugger.Command{Action: debugger.StepOver, Until: true}}
+	or := lockstep(t, "calls.py", "f('ab', 3)", []cmdCase{cS, cS, cS, cN, cN, cRN, cUnt})
 	last := or.prompts[len(or.prompts)-1]
 	want := "<|step_into|><|frame_sep|><|line_sep|>"
 	if strings.Count(last, "<|frame_sep|>") != 6 || !strings.Contains(last, want) || strings.Contains(last, "inv_") {

@@ -59,7 +59,7 @@ func TestJumpsBySteppingMatchTheRealEngine(t *testing.T) {
 							t.Fatalf("after %d steps, %s: walking to %+v: %v", i, j.name, want, err)
 						}
 						or.queue = append(or.queue, frameFor(t, prev, next, debugger.StepInto))
-						if sameStop(next, want) || next.IsExit() {
+						if debugger.SameStop(next, want) || next.IsExit() {
 							break
 						}
 					}

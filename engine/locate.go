@@ -24,6 +24,14 @@ type sourceIndex struct {
 	px    *pysource.Index
 }
 
+// stepText is what the text tells debugger.Recall of a stop's line.
+func (ix *sourceIndex) stepText() debugger.StepText {
+	return debugger.StepText{
+		NoCalls:  func(s debugger.Stop) bool { return ix.px.CallsProgram(s.Lineno) == pysource.NoCall },
+		Suspends: func(s debugger.Stop) bool { return ix.px.Suspends(s.Lineno) },
+	}
+}
+
 // newSourceIndex indexes source.
 func newSourceIndex(source string) *sourceIndex {
 	px := pysource.New(source)

@@ -180,6 +180,13 @@ func (b *Neural) next(ctx context.Context, history []debugger.Step, cmd debugger
 			return st, nil, nil
 		}
 	}
+	if !b.resample {
+		// a step the stops seen already decide (a step back over a step,
+		// a step forward again): the model is not asked again
+		if st, ok := debugger.Recall(hist, cmd, b.ix.stepText()); ok {
+			return st, nil, nil
+		}
+	}
 	switch {
 	case backward && cmd.Action == debugger.Continue:
 		return w.reverseContinue(cmd.Breaks)
@@ -506,7 +513,7 @@ func segment(hist []debugger.Step, inverse bool) (stops []debugger.Stop, steps [
 	for depth := 0; first > 0 && depth < 8; depth++ {
 		anchor := hist[first].Stop
 		j := first - 1
-		for j >= 0 && !sameStop(hist[j].Stop, anchor) {
+		for j >= 0 && !debugger.SameStop(hist[j].Stop, anchor) {
 			j--
 		}
 		if j < 0 {
@@ -553,23 +560,6 @@ func tail(hist []debugger.Step, inverse bool) (stops []debugger.Stop, steps []fo
 // the module (the start itself, or that line again in a module loop).
 func (b *Neural) atStartLine(st debugger.Stop) bool {
 	return st.Event == tracer.EventLine && st.Function == b.start.Function && st.Lineno == b.start.Lineno
-}
-
-// sameStop reports whether two stops show the same state.
-func sameStop(a, b debugger.Stop) bool {
-	if a.Index >= 0 && b.Index >= 0 {
-		return a.Index == b.Index && a.Event == b.Event
-	}
-	if a.Event != b.Event || a.Lineno != b.Lineno || a.Function != b.Function || a.Depth != b.Depth ||
-		a.Src != b.Src || a.Arg != b.Arg || len(a.Locals) != len(b.Locals) || a.IsExit() || b.IsExit() {
-		return false
-	}
-	for i := range a.Locals {
-		if a.Locals[i] != b.Locals[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // stateOf is the tracer state a stop shows, and whether it is the

@@ -169,7 +169,7 @@ func (p *notedPaths) expand(history []debugger.Step) []debugger.Step {
 	out := make([]debugger.Step, 0, len(history))
 	for i, h := range history {
 		np, ok := p.m[i]
-		if !ok || i == 0 || !sameStop(history[i-1].Stop, np.from) || !samePlace(np.steps[len(np.steps)-1].Stop, h.Stop) {
+		if !ok || i == 0 || !debugger.SameStop(history[i-1].Stop, np.from) || !samePlace(np.steps[len(np.steps)-1].Stop, h.Stop) {
 			out = append(out, h)
 			continue
 		}

@@ -288,6 +288,16 @@ func (ix *Index) plainFunctions() set {
 	return out
 }
 
+// Suspends reports whether a frame may suspend and resume on line n: some
+// code running there is a generator or coroutine (a def whose own code
+// holds yield, an async def, a generator expression). Stepping over such
+// a line may come back to the frame as a new call (a resumption).
+func (ix *Index) Suspends(n int) bool {
+	return slices.ContainsFunc(ix.RunsOn(n), func(s *Scope) bool {
+		return s.Async || s.Name == "<genexpr>" || s.Kind == Function && ix.yields(s)
+	})
+}
+
 // yields reports whether function s's own code holds yield (a generator).
 func (ix *Index) yields(s *Scope) bool {
 	for k, l := range ix.stmts {

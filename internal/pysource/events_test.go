@@ -167,3 +167,32 @@ func TestNoCall(t *testing.T) {
 		}
 	}
 }
+
+// TestSuspends: the lines where a frame may suspend and resume: a
+// generator's and a coroutine's own code, a generator expression's line.
+func TestSuspends(t *testing.T) {
+	src := strings.Join([]string{
+		"def gen(n):",                // 1
+		"    for i in range(n):",     // 2: yes
+		"        yield i",            // 3: yes
+		"def plain(n):",              // 4
+		"    def inner():",           // 5
+		"        yield n",            // 6: yes (inner's)
+		"    return list(inner())",   // 7: plain's own code
+		"async def co():",            // 8
+		"    return 1",               // 9: yes
+		"s = sum(v for v in (1, 2))", // 10: yes: the genexpr
+		"t = [v for v in (1, 2)]",    // 11: a list comprehension runs to its end
+		"print(s, t)",                // 12
+	}, "\n") + "\n"
+	ix := New(src)
+	var got []int
+	for n := 0; n <= len(ix.Lines)+1; n++ {
+		if ix.Suspends(n) {
+			got = append(got, n)
+		}
+	}
+	if want := []int{2, 3, 6, 9, 10}; !slices.Equal(got, want) {
+		t.Errorf("suspending lines %v, want %v", got, want)
+	}
+}

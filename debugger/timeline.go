@@ -1,0 +1,182 @@
+package debugger
+
+import "ndb/tracer"
+
+// Recall answers cmd at the end of history from the history alone, when
+// the stops already seen decide it, and reports whether they do. A program
+// runs the same way every time, so a step taken again from a stop seen
+// before reaches the stop it reached then; and the state tree (SPEC
+// section 3, Tree.Apply) undoes some steps exactly:
+//
+//   - step_into from a line or call to the state after it in the same
+//     frame, or into the call it makes: inv_step_into goes back to it; and
+//     a plain (not inv_line_call) stop inv_step_into reached steps forward
+//     to where it came from;
+//   - step_over to the next state of the same frame, from a line where
+//     the frame does not suspend (a generator's resumption is a new call):
+//     inv_step_over goes back to it, and the other way round; where the
+//     first stop makes no call (a call event, or a line text.NoCalls
+//     names), the step_into pair too.
+//
+// A model engine asked these again would predict them again, and may
+// disagree with itself (a backward prompt does not show the forward steps
+// before it). Stops are one state when their history entries are: an
+// entry reached by a recalled step is the same state only if it still
+// shows what was recalled (set edits a stop: what follows it is not known).
+// Forward answers are line and call events (and returns, for step_into):
+// pdb's next passes over a generator's return and its step and next over
+// the StopIteration of a yield from, which the tree's actions do not.
+func Recall(history []Step, cmd Command, text StepText) (Stop, bool) {
+	want, ok := recallAction(cmd)
+	if !ok || len(history) == 0 {
+		return Stop{}, false
+	}
+	t := timeline{facts: map[move]int{}, text: text}
+	id := t.add(history[0].Stop)
+	for _, h := range history[1:] {
+		from := id
+		a, _ := recallAction(h.Command) // "": no fact
+		q, known := t.facts[move{from, a}]
+		switch {
+		case known && !SameStop(t.stops[q], h.Stop):
+			id = t.add(h.Stop) // edited (set): not where the step went
+			continue
+		case known:
+			id = q
+		default:
+			id = t.add(h.Stop)
+		}
+		t.learn(from, h.Command, id)
+	}
+	q, ok := t.facts[move{id, want}]
+	if !ok {
+		return Stop{}, false
+	}
+	return t.stops[q], true
+}
+
+// recallAction is the action a command takes when its target depends on
+// the stop alone: not an until, and not a next that a breakpoint in a
+// callee may stop.
+func recallAction(c Command) (Action, bool) {
+	switch {
+	case c.Action == StepInto, c.Action == InvStepInto, c.Action == InvStepOver:
+		return c.Action, true
+	case c.Action == StepOver && !c.Until && len(c.Breaks) == 0:
+		return StepOver, true
+	}
+	return "", false
+}
+
+// StepText is what a program's text tells Recall of a stop's line; nil
+// tells nothing.
+type StepText struct {
+	// NoCalls: the line surely calls none of the program's code.
+	NoCalls func(Stop) bool
+	// Suspends: the frame may suspend on the line (a generator's or a
+	// coroutine's). A real stop says so itself (State.Gen).
+	Suspends func(Stop) bool
+}
+
+// noCalls: the stop is a fresh call (a generator resumed by yield from
+// goes on into the resumed one) or its line calls nothing.
+func (x StepText) noCalls(s Stop) bool {
+	if s.Event == tracer.EventCall {
+		return !x.suspends(s)
+	}
+	return x.NoCalls != nil && x.NoCalls(s)
+}
+
+func (x StepText) suspends(s Stop) bool { return s.Gen || x.Suspends != nil && x.Suspends(s) }
+
+// timeline numbers the distinct states of a history (stops) and what is
+// known of the steps between them (facts).
+type timeline struct {
+	stops []Stop
+	facts map[move]int
+	text  StepText
+}
+
+type move struct {
+	from int
+	a    Action
+}
+
+func (t *timeline) add(s Stop) int {
+	t.stops = append(t.stops, s)
+	return len(t.stops) - 1
+}
+
+// learn records what the step c from state p to state q shows.
+func (t *timeline) learn(p int, c Command, q int) {
+	P, Q := t.stops[p], t.stops[q]
+	if !plainStop(P) || !plainStop(Q) {
+		return
+	}
+	sameFrame := P.Depth == Q.Depth && P.Function == Q.Function
+	opens := func(s Stop) bool { return s.Event == tracer.EventLine || s.Event == tracer.EventCall }
+	fact := func(from int, a Action, to int) {
+		// forward answers only where pdb's next and step go as the tree's
+		// actions do (Recall)
+		if ev := t.stops[to].Event; a == StepOver && ev != tracer.EventLine ||
+			a == StepInto && !opens(t.stops[to]) && ev != tracer.EventReturn {
+			return
+		}
+		t.facts[move{from, a}] = to
+	}
+	switch c.Action {
+	case StepInto:
+		fact(p, StepInto, q)
+		if opens(P) && (sameFrame || Q.Event == tracer.EventCall && Q.Depth == P.Depth+1) {
+			fact(q, InvStepInto, p)
+		}
+	case StepOver:
+		if c.Until {
+			return
+		}
+		if len(c.Breaks) == 0 {
+			fact(p, StepOver, q)
+		}
+		if opens(P) && sameFrame && !t.text.suspends(P) {
+			fact(q, InvStepOver, p)
+			if t.text.noCalls(P) {
+				fact(p, StepInto, q)
+				fact(q, InvStepInto, p)
+			}
+		}
+	case InvStepInto:
+		fact(p, InvStepInto, q)
+		fact(q, StepInto, p)
+	case InvStepOver:
+		fact(p, InvStepOver, q)
+		if sameFrame && opens(Q) {
+			fact(q, StepOver, p)
+			if t.text.noCalls(Q) {
+				fact(q, StepInto, p)
+				fact(p, InvStepInto, q)
+			}
+		}
+	}
+}
+
+// plainStop is a state of the trace itself: not an exit, not the inverse
+// tree's inv_line_call twin of a line.
+func plainStop(s Stop) bool { return !s.IsExit() && s.Event != KindInvLineCall }
+
+// SameStop reports whether two stops show the same state: the same trace
+// position where both have one, else the same event, place and values.
+func SameStop(a, b Stop) bool {
+	if a.Index >= 0 && b.Index >= 0 {
+		return a.Index == b.Index && a.Event == b.Event
+	}
+	if a.Event != b.Event || a.Lineno != b.Lineno || a.Function != b.Function || a.Depth != b.Depth ||
+		a.Src != b.Src || a.Arg != b.Arg || len(a.Locals) != len(b.Locals) || a.IsExit() || b.IsExit() {
+		return false
+	}
+	for i := range a.Locals {
+		if a.Locals[i] != b.Locals[i] {
+			return false
+		}
+	}
+	return true
+}
