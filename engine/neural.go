@@ -234,8 +234,8 @@ func (b *Neural) next(ctx context.Context, history []debugger.Step, cmd debugger
 }
 
 // dropUnreachable removes from a command's breakpoints the lines pdb
-// cannot stop at: a line that runs nothing (pysource's Silent: a
-// docstring's, a closing bracket's) and, for a continue, a line of a
+// cannot stop at: a line that runs nothing (pysource's NeverRuns: a
+// docstring's, a closing bracket's, an uncalled function's) and, for a continue, a line of a
 // script's module code that runs once and that the module's frame has
 // left behind (forwards) or not reached yet (backwards). A model asked for
 // such a line names a stop there anyway. With none left, a forward
@@ -244,7 +244,7 @@ func (b *Neural) dropUnreachable(hist []debugger.Step, cmd debugger.Command) deb
 	stack := b.ix.stackAt(hist)
 	once := cmd.Action == debugger.Continue && b.script && len(stack) > 0 && stack[0].Function == "<module>"
 	reachable := func(l int) bool {
-		if silent := b.ix.px.Silent(l); silent || !once {
+		if silent := b.ix.px.NeverRuns(l, b.script); silent || !once {
 			return !silent
 		}
 		at := stack[0].Lineno

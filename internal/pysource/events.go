@@ -5,6 +5,62 @@ import (
 	"strings"
 )
 
+// NeverRuns reports whether no event of any run can fire on line n: it
+// is Silent, or, where the program runs as a script, Dead.
+func (ix *Index) NeverRuns(n int, script bool) bool { return ix.Silent(n) || script && ix.Dead(n) }
+
+// Dead reports whether line n is code no run of the program as a script
+// reaches (a --call program or a function called from outside is entered
+// where the text does not say): in a program whose code runs only where
+// its text calls it by name (closedCalls), every code object with events
+// on n (RunsOn, Opens) is a function no code a run reaches names. A def
+// runs where its parent's code runs; a function runs where reached code
+// names it (a call: nothing else is allowed), an __init__ or a decorated
+// def wherever its class or decorator is. A class body, comprehension or
+// the module runs where its parent does.
+//
+// Why: a breakpoint in a function the script never calls (a library
+// file's helpers, a platform branch's) is never hit; the model named a
+// stop there where the real run goes to the end.
+func (ix *Index) Dead(n int) bool {
+	ix.callsOnce.Do(ix.readCalls)
+	if !ix.closed || n < 1 || n > len(ix.Lines) {
+		return false
+	}
+	scopes := append(slices.Clone(ix.RunsOn(n)), ix.Opens(n)...)
+	return len(scopes) > 0 && !slices.ContainsFunc(scopes, func(s *Scope) bool { return ix.live[s] })
+}
+
+// readLive finds the code a run may reach (Dead), from the module on.
+func (ix *Index) readLive() {
+	ix.live = map[*Scope]bool{ix.Module: true}
+	named := set{} // the names reached code holds (calls, in a closed program)
+	read := map[*Scope]bool{}
+	for changed := true; changed; {
+		changed = false
+		for k, l := range ix.stmts {
+			if sc := ix.owner[k]; ix.live[sc] && !read[sc] {
+				for i, t := range l.toks {
+					if t.kind == tName && (i == 0 || l.toks[i-1].text != "def" && l.toks[i-1].text != "class") {
+						named.add(t.text)
+					}
+				}
+			}
+		}
+		for sc := range ix.live {
+			read[sc] = true
+		}
+		for _, s := range ix.Scopes {
+			if ix.live[s] || s.Parent == nil || !ix.live[s.Parent] {
+				continue
+			}
+			if s.Kind != Function || s.Name == "__init__" || s.First != s.Line || named[s.Name] {
+				ix.live[s], changed = true, true
+			}
+		}
+	}
+}
+
 // Silent reports whether no event of any kind can be on line n under
 // CPython 3.11, because no instruction of any code object is located
 // there: a line no statement covers (blank, a comment), the inside of a
@@ -410,6 +466,9 @@ func (ix *Index) readCalls() {
 		case s.Kind == Class && !plainBases(ix.stmts[ix.stmtAt[s.Line-1]].toks):
 			ix.closed = false
 		}
+	}
+	if ix.closed {
+		ix.readLive()
 	}
 }
 

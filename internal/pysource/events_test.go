@@ -196,3 +196,62 @@ func TestSuspends(t *testing.T) {
 		t.Errorf("suspending lines %v, want %v", got, want)
 	}
 }
+
+// TestDead: in a program whose code runs only where its text calls it by
+// name, run as a script, the lines of functions no reached code calls
+// never run; in any other program no line is said to be dead.
+func TestDead(t *testing.T) {
+	src := strings.Join([]string{
+		"def used(n):",                 // 1: the def runs
+		"    return helper(n) + 1",     // 2
+		"def helper(n):",               // 3
+		"    return n * 2",             // 4
+		"def unused(n):",               // 5
+		"    return only_from_dead(n)", // 6: dead
+		"def only_from_dead(n):",       // 7
+		"    return n",                 // 8: dead (only dead code calls it)
+		"class Box:",                   // 9
+		"    def __init__(self, v):",   // 10
+		"        self.v = v",           // 11: a class's __init__ runs where the class is made
+		"    def get(self):",           // 12
+		"        return self.v",        // 13
+		"    def never(self):",         // 14
+		"        return 0",             // 15: dead
+		"def outer():",                 // 16
+		"    def inner():",             // 17: dead (outer never runs)
+		"        return 1",             // 18: dead
+		"    return inner()",           // 19: dead
+		"print(used(2), Box(3).get())", // 20
+	}, "\n") + "\n"
+	ix := New(src)
+	var got []int
+	for n := 0; n <= len(ix.Lines)+1; n++ {
+		if ix.Dead(n) {
+			got = append(got, n)
+		}
+	}
+	if want := []int{6, 8, 15, 17, 18, 19}; !slices.Equal(got, want) {
+		t.Errorf("dead lines %v, want %v", got, want)
+	}
+	if !ix.NeverRuns(6, true) || ix.NeverRuns(6, false) || ix.NeverRuns(5, true) || ix.NeverRuns(2, true) {
+		t.Error("NeverRuns is Silent, or Dead in a script")
+	}
+	// code may run unasked: nothing is dead
+	for name, src := range map[string]string{
+		"passed on": "def key(v):\n    return -v\ndef unused():\n    return 1\nprint(sorted([2, 1], key=key))\n",
+		"doctest":   "def f():\n    '''>>> f()'''\n    return 1\nimport doctest\ndoctest.testmod()\n",
+		"getattr":   "def f():\n    return 1\nprint(getattr(__import__('sys'), 'version'))\n",
+		"a base":    "import threading\nclass T(threading.Thread):\n    def run(self):\n        pass\nT().start()\n",
+		"decorated": "def deco(f):\n    f()\n    return f\n@deco\ndef g():\n    return 1\n",
+		"a dunder":  "class P:\n    def __repr__(self):\n        return 'P'\nprint(P())\n",
+		"a lambda":  "def f():\n    return 1\ng = lambda: f()\n",
+		"star":      "from os import *\ndef f():\n    return 1\n",
+	} {
+		ix := New(src)
+		for n := 1; n <= len(ix.Lines); n++ {
+			if ix.Dead(n) {
+				t.Errorf("%s: line %d (%q) said to be dead", name, n, ix.Line(n))
+			}
+		}
+	}
+}

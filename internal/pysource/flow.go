@@ -267,8 +267,8 @@ func (f *flowGraph) next(k int) []int {
 // after is where control goes when the body of header p ends.
 func (f *flowGraph) after(p int) []int {
 	switch f.kw[p] {
-	case "for", "while": // back to the header (a constant `while True` goes to the body)
-		return append(f.lines(p), f.bodyEntry(p)...)
+	case "for", "while":
+		return f.loopBack(p)
 	case "with": // its exit fires on its header
 		return append(f.lines(p), f.next(p)...)
 	case "try", "except":
@@ -333,8 +333,14 @@ func (f *flowGraph) jumpTargets(k int, jump string) []int {
 	if jump == "break" {
 		return append(out, f.next(loop)...)
 	}
-	return append(append(out, f.lines(loop)...), f.bodyEntry(loop)...)
+	return append(out, f.loopBack(loop)...)
 }
+
+// loopBack is where loop p goes at the end of its body or on a continue
+// (3.11): its header, a for's FOR_ITER, a while's test compiled again at
+// the body's end (a constant one too: `while True:` fires its line each
+// round).
+func (f *flowGraph) loopBack(p int) []int { return f.lines(p) }
 
 // crossed lists what a jump from k out to header stop (-1: out of the
 // frame, a return) runs on its way: the headers of the withs it leaves
@@ -407,14 +413,14 @@ func (f *flowGraph) jumpsIn(first, last int) []string {
 // ownLines are the lines of statement k a line event may fire on again
 // after one on k: its continuation lines, and its first line too where
 // the statement spans lines (an instruction of a later line can hand back
-// to it), loops (a loop header, a body on the header's line) or may repeat
-// after its one-line body, or runs a comprehension's or lambda's frame,
+// to it), may repeat after its one-line body (a loop's, a body on the
+// header's line), or runs a comprehension's or lambda's frame,
 // whose events are on its lines (a comprehension loops there). A statement
 // on one line runs once: CPython fires a line event when the line changes
 // or a jump goes back.
 func (f *flowGraph) ownLines(k int) []int {
 	l := f.ix.stmts[k]
-	if l.first < l.last || f.oneLine[k] || f.kw[k] == "for" || f.kw[k] == "while" ||
+	if l.first < l.last || f.oneLine[k] ||
 		slices.ContainsFunc(f.ix.RunsOn(l.first), func(s *Scope) bool { return s.Kind == Comprehension || s.Kind == Lambda }) {
 		return f.lines(k)
 	}

@@ -114,7 +114,19 @@ func (ix *Index) SureLocals(n int) []string {
 // know the frame. The frame runs its statements in order, so at line n
 // nothing later in the text has bound a name yet: an upper bound of the
 // frame's keys in every run.
-func (ix *Index) PossibleLocals(n int) (names []string, ok bool) {
+func (ix *Index) PossibleLocals(n int) (names []string, ok bool) { return ix.possibleLocals(n, false) }
+
+// FirstLocals is PossibleLocals for the first line event a frame fires on
+// line n: at a loop's header, nothing its own statement and body bind yet
+// (the body runs only after the header's first event; an earlier round of
+// an outer loop may have run anything else, a statement after n in the
+// text too, where a branch skipped n). Why: a breakpoint from the
+// module's frame into a function stops at the first run of its line in a
+// fresh frame, and the model wrote `mid` at the first test of `while lo
+// <= hi:`, where only a later round has it.
+func (ix *Index) FirstLocals(n int) (names []string, ok bool) { return ix.possibleLocals(n, true) }
+
+func (ix *Index) possibleLocals(n int, first bool) (names []string, ok bool) {
 	sc, level, top, firing, ok := ix.lineFrame(n)
 	if !ok {
 		return nil, false
@@ -146,6 +158,11 @@ func (ix *Index) PossibleLocals(n int) (names []string, ok bool) {
 	ran := func(j int) bool { return j < end }
 	if k := ix.stmtAt[n-1]; ix.owner[k] == sc {
 		ran = ix.ranBefore(n, ran)
+		if kw := ix.StatementKeyword(n); first && (kw == "for" || kw == "while") && ix.stmts[k].first == n {
+			// a loop's body runs only after its header's first event
+			again, end := ran, ix.blockEnd(k)
+			ran = func(j int) bool { return again(j) && !(j >= k && ix.stmts[j].last <= end) }
+		}
 	}
 	ix.namesOnce.Do(ix.readBinds)
 	unfinished := ix.unfinished(n)

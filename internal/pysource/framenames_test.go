@@ -220,6 +220,44 @@ func TestSureAndPossibleLocals(t *testing.T) {
 	}
 }
 
+// TestFirstLocals: at the first line event a frame fires on a loop's
+// header, nothing its statement and body bind may be there; later rounds
+// may hold more (PossibleLocals), and elsewhere an earlier round of an
+// outer loop may have run any statement of it.
+func TestFirstLocals(t *testing.T) {
+	src := strings.Join([]string{
+		"def search(items, target):",       // 1
+		"    lo, hi = 0, len(items) - 1",   // 2
+		"    while lo <= hi:",              // 3: first: no mid
+		"        mid = (lo + hi) // 2",     // 4
+		"        if items[mid] == target:", // 5
+		"            return mid",           // 6
+		"        lo = mid + 1",             // 7
+		"    for k in (1, 2):",             // 8
+		"        late = k",                 // 9
+		"    return (lo,",                  // 10
+		"            late)",                // 11: its statement began on 10
+		"print(search([1, 3], 3))",         // 12
+	}, "\n") + "\n"
+	ix := New(src)
+	for _, tc := range []struct {
+		n           int
+		first, anew []string
+	}{
+		{3, []string{"hi", "items", "lo", "target"}, []string{"hi", "items", "lo", "mid", "target"}},
+		{4, []string{"hi", "items", "lo", "mid", "target"}, []string{"hi", "items", "lo", "mid", "target"}}, // a round may skip it: no rule
+		{8, []string{"hi", "items", "lo", "mid", "target"}, []string{"hi", "items", "k", "late", "lo", "mid", "target"}},
+		{9, []string{"hi", "items", "k", "late", "lo", "mid", "target"}, []string{"hi", "items", "k", "late", "lo", "mid", "target"}},
+		{10, []string{"hi", "items", "k", "late", "lo", "mid", "target"}, []string{"hi", "items", "k", "late", "lo", "mid", "target"}},
+	} {
+		first, ok1 := ix.FirstLocals(tc.n)
+		may, ok2 := ix.PossibleLocals(tc.n)
+		if !ok1 || !ok2 || !slices.Equal(first, tc.first) || !slices.Equal(may, tc.anew) {
+			t.Errorf("line %d: FirstLocals %q (%v), PossibleLocals %q (%v); want %q, %q", tc.n, first, ok1, may, ok2, tc.first, tc.anew)
+		}
+	}
+}
+
 // TestImportedModules: names only `import` binds, each to one module; any
 // other binding, a global declaration, del or := anywhere drops the name.
 func TestImportedModules(t *testing.T) {

@@ -35,7 +35,7 @@ func FuzzIndex(f *testing.F) {
 		_, _, _, _ = ix.ImportedModules(), ix.FixedReprs(), ix.FixedInstances(), ix.FromImported()
 		_ = ix.ModuleBindOrder()
 		for l := 0; l <= n+1; l++ {
-			_, _, _, _ = ix.Silent(l), ix.Quiet(l), ix.CallsProgram(l), ix.Suspends(l)
+			_, _, _, _, _ = ix.Silent(l), ix.Quiet(l), ix.CallsProgram(l), ix.Suspends(l), ix.NeverRuns(l, true)
 		}
 		for _, s := range append([]*Scope{ix.Module}, ix.Scopes...) {
 			for _, l := range ix.EntryLines(s) {

@@ -174,6 +174,7 @@ type Index struct {
 	callsOnce                              sync.Once
 	plainFuncs, defNames, boundNotImported set
 	closed                                 bool
+	live                                   map[*Scope]bool // Dead's reading: the code a run may reach
 	// per logical line: what it binds, its := targets and the names it may
 	// unbind; per module name, how many module statements bind it, and the
 	// names other code may bind or unbind at any time; ModuleOpen's answer

@@ -33,6 +33,7 @@ func realTracePrograms(t *testing.T) (*tracer.Tracer, []tracer.Program) {
 		{Path: "with", Source: "import contextlib\n@contextlib.contextmanager\ndef cm():\n    yield 1\ndef f(n):\n    for i in range(n):\n        try:\n            with cm() as v:\n                if i == 1:\n                    continue\n                if i == 2:\n                    raise KeyError(i)\n                if i == 3:\n                    break\n        except KeyError:\n            pass\n        finally:\n            n -= 1\n    with cm():\n        return n\nf(5)\n"},
 		{Path: "gen", Source: "def g(n):\n    while True:\n        if n <= 0:\n            return\n        yield n\n        n -= 1\nclass C(dict):\n    '''doc'''\n    x = [v for v in g(3)]\nprint(sum(g(4)), C.x)\n"},
 		{Path: "silent", Source: "\"\"\"Module doc,\non two lines.\"\"\"\ng = 0\nSTATES = {\n    'A': ['Alaska', 'Alabama'],\n    'K': ['Kansas',\n          'Kentucky'],\n}\ndef f(a, b=(1,\n            2)):\n    \"\"\"Doc\n    more doc\n    \"\"\"\n    global g\n    g += 1\n    if a:\n        x = 1\n    else:\n        x = 2\n    try:\n        if a > 1:\n            raise ValueError(a)\n        y = 1\n    except ValueError:\n        y = 2\n    else:\n        y = 3\n    finally:\n        y += 4\n    for i in range(3):\n        if i == a:\n            break\n    else:\n        z = 1\n    while a > 5:\n        a -= 1\n    else:\n        z = 2\n    def inner():\n        nonlocal x\n        x = 5\n    inner()\n    s = f\"\"\"a\n{a}\nb\"\"\"\n    t = (\"abc\"\n         \"def\")\n    u = \"\"\"abc\ndef\n\"\"\".upper()\n    v = (\"\"\"abc\ndef\"\"\",\n         x,\n    )\n    return (\n        x,\n        y,\n    )\ndef h():\n    try:\n        return f(\n            2,\n        )\n    finally:\n        pass\nclass C:\n    \"\"\"Class doc\n    on two lines.\"\"\"\n    k = (\n        1,\n    )\nprint(f(0), f(1), h(), C.k, STATES['K'][\n    1\n])\n"},
+		{Path: "dead", Source: "def used(n):\n    return helper(n) + 1\ndef helper(n):\n    return n * 2\ndef unused(n):\n    return only_from_unused(n)\ndef only_from_unused(n):\n    return n\nclass Box:\n    def __init__(self, v):\n        self.v = v\n    def get(self):\n        return self.v\n    def never(self):\n        return 0\nprint(used(2), Box(3).get())\n"},
 		{Path: "headers", Source: "import enum, functools\nclass E(Exception):\n    pass\nclass B(E):\n    \"\"\"doc\"\"\"\nclass Color(enum.Enum):\n    RED = 1\n@functools.lru_cache\ndef d(x):\n    'only a docstring'\ndef g(y, z=2):\n    'doc'\nclass K:\n    'doc only'\ndef outer(a):\n    def inner(b):\n        'doc'\n    inner(a)\n    return a\ne = E(1)\nprint(d(2), g(3), B(), K(), Color.RED, outer(4))\n"},
 	}
 	add := func(dir string, every int) {
@@ -152,7 +153,7 @@ func TestPassedAndAheadHoldOnRealTraces(t *testing.T) {
 }
 
 // TestSilentHoldsOnRealTraces: no event of any kind (line, call, return,
-// exception) of a traced program is on a line pysource calls Silent, so a
+// exception) of a traced program is on a line pysource calls Silent or Dead, so a
 // breakpoint there can never stop (functionLines, Neural.dropUnreachable),
 // no return or exception event on a line it calls Quiet, a call (or an
 // exception) right after every line event on a line it calls CertainCall,
@@ -161,7 +162,7 @@ func TestPassedAndAheadHoldOnRealTraces(t *testing.T) {
 func TestSilentHoldsOnRealTraces(t *testing.T) {
 	tr, programs := realTracePrograms(t)
 	defer tr.Close()
-	silent, quiet, calls, noCalls, entries, events := 0, 0, 0, 0, 0, 0
+	silent, dead, quiet, calls, noCalls, entries, events := 0, 0, 0, 0, 0, 0, 0
 	for _, prog := range programs {
 		trace, err := tr.Trace(context.Background(), prog)
 		if err != nil {
@@ -171,6 +172,9 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 		for l := 1; l <= len(ix.Lines); l++ {
 			if ix.Silent(l) && executable(ix.Line(l)) {
 				silent++
+			}
+			if ix.Dead(l) && executable(ix.Line(l)) {
+				dead++
 			}
 		}
 		for l := 1; l <= len(ix.Lines); l++ {
@@ -207,15 +211,17 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 			switch {
 			case s.Lineno > 0 && ix.Silent(s.Lineno):
 				t.Errorf("%s: a %s event of %s is on line %d (%q), which Silent says runs nothing", prog.Path, s.Event, s.Function, s.Lineno, ix.Line(s.Lineno))
+			case s.Lineno > 0 && ix.Dead(s.Lineno):
+				t.Errorf("%s: a %s event of %s is on line %d (%q), which Dead says no run reaches", prog.Path, s.Event, s.Function, s.Lineno, ix.Line(s.Lineno))
 			case (s.Event == tracer.EventReturn || s.Event == tracer.EventException) && ix.Quiet(s.Lineno):
 				t.Errorf("%s: a %s event of %s is on line %d (%q), which Quiet says cannot raise or return", prog.Path, s.Event, s.Function, s.Lineno, ix.Line(s.Lineno))
 			}
 			events++
 		}
 	}
-	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent, %d quiet; %d line events of a certain call, %d of none; %d calls to a known first line",
-		len(programs), events, silent, quiet, calls, noCalls, entries)
-	if silent < 50 || quiet < 50 || calls < 50 || noCalls < 50 || entries < 50 {
+	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent, %d dead, %d quiet; %d line events of a certain call, %d of none; %d calls to a known first line",
+		len(programs), events, silent, dead, quiet, calls, noCalls, entries)
+	if silent < 50 || dead < 4 || quiet < 50 || calls < 50 || noCalls < 50 || entries < 50 {
 		t.Fatalf("too few silent or quiet lines checked: %d, %d", silent, quiet)
 	}
 }
@@ -488,6 +494,7 @@ func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 		"def outer():\n    n = 0\n    def inc():\n        nonlocal n\n        n += 1\n    inc()\n    m = n\n    if any((w := v) > 1 for v in (1, 2)):\n        m = w\n    return m\n" +
 		"for k in range(3):\n    if k:\n        late = k\n    print(outer())\n"})
 	events, sureRuled, sureNames, possRuled, possNames, modules, fixedValues, ordered := 0, 0, 0, 0, 0, 0, 0, 0
+	firstRuled, firstNames := 0, 0
 	for _, prog := range programs {
 		trace, err := tr.Trace(context.Background(), prog)
 		if err != nil {
@@ -502,6 +509,7 @@ func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 			ok        bool
 		}
 		rules := map[int]rule{}
+		firstSeen := map[[2]int]bool{} // frame, line
 		for _, s := range trace.States {
 			if s.Event != tracer.EventLine {
 				continue
@@ -566,11 +574,53 @@ func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 					t.Errorf("%s: line %d (%q) in %s holds %q, not in PossibleLocals %v", prog.Path, s.Lineno, s.Src, s.Function, v.Name, r.may)
 				}
 			}
+			if key := [2]int{s.Frame, s.Lineno}; !firstSeen[key] && s.Frame != 0 {
+				firstSeen[key] = true
+				first, _ := ix.FirstLocals(s.Lineno)
+				firstRuled++
+				firstNames += len(r.may) - len(first)
+				for _, v := range s.Locals {
+					if !slices.Contains(first, v.Name) {
+						t.Errorf("%s: the first event of a frame of %s on line %d (%q) holds %q, not in FirstLocals %v", prog.Path, s.Function, s.Lineno, s.Src, v.Name, first)
+					}
+				}
+			}
 		}
 	}
+	t.Logf("%d first line events of a frame on their line checked against FirstLocals (%d names fewer than PossibleLocals)", firstRuled, firstNames)
 	t.Logf("%d programs, %d line events: %d with sure names (%d names), %d with possible names (%d names); %d imported modules' values, %d fixed functions', classes' and instances'; %d module names in a fixed order",
 		len(programs), events, sureRuled, sureNames, possRuled, possNames, modules, fixedValues, ordered)
 	if sureRuled < events/2 || possRuled < events/2 {
 		t.Fatalf("only %d and %d of %d line events checked", sureRuled, possRuled, events)
+	}
+}
+
+// TestFreshBreakNames: a breakpoint asked from the module's frame stops at
+// the first run of its line in a new frame, where only what the text binds
+// before the line may be there (FirstLocals); asked from inside the
+// function (the frame may be one that has looped), later rounds' names may
+// be there too.
+func TestFreshBreakNames(t *testing.T) {
+	src := "def search(items, target):\n    lo, hi = 0, len(items) - 1\n    while lo <= hi:\n        mid = (lo + hi) // 2\n" +
+		"        if items[mid] == target:\n            return mid\n        lo = mid + 1\n    return -1\n" +
+		"def gen(n):\n    while n:\n        k = n\n        yield k\n        n -= 1\n" +
+		"data = [1, 3, 5]\nprint(search(data, 5), list(gen(2)))\n"
+	fromModule := `<|line_sep|><|arg_sep|>{}<|src_sep|>data = [1, 3, 5]<|action_sep|>`
+	fromInside := `<|line_sep|><|arg_sep|>{"items": "[1, 3, 5]", "target": "5", "lo": "0", "hi": "2"}<|src_sep|>        lo = mid + 1<|action_sep|>`
+	for _, tc := range []struct {
+		frame, bp string
+		mid       bool // the answer may hold the name bound later in the loop
+		name      string
+	}{
+		{fromModule, "    while lo <= hi:", false, "mid"},
+		{fromInside, "    while lo <= hi:", true, "mid"},
+		{fromModule, "        if items[mid] == target:", true, "mid"},
+		{fromModule, "    while n:", true, "k"}, // a generator's frame may be one on hold
+	} {
+		r := promptRules(stepPrompt(src, tc.frame, format.TokBreakpoint+tc.bp))
+		names := r.namesFor(format.TokLineSep + format.TokArgSep + "{")
+		if names == nil || names.contains(tc.name) != tc.mid {
+			t.Errorf("breakpoint %q after %q: names %q, want %q among them: %v", tc.bp, tc.frame[:40], names, tc.name, tc.mid)
+		}
 	}
 }

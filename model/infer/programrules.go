@@ -313,7 +313,7 @@ func (r *programRules) valueFor(cur string) string {
 
 // programRules are the strings a frame may take from its program.
 type programRules struct {
-	lines sortedSet // the lines an event can be on: not blank, not only a comment, not Silent
+	lines sortedSet // the lines an event can be on: not blank, not only a comment, not NeverRuns
 	calls sortedSet // lines and "" (a script's module call shows no line)
 	names sortedSet // every function's names, "..", ".0" to ".9"; nil: any name (programNames)
 	// per frame kind token: the lines of the running function a step's
@@ -333,6 +333,9 @@ type programRules struct {
 	// a step from the module's frame: a line frame it answers is the
 	// module's (stepsInModule)
 	stepsInModule bool
+	// a breakpoint from the module's frame: its stop in a function is the
+	// first run of its line in a new frame (freshBreak)
+	freshBreak bool
 }
 
 // linesFor is the set a source line of the frame text cur may come from:
@@ -417,7 +420,7 @@ func (r *programRules) namesFor(cur string) sortedSet {
 		}
 		names = sortedSet{} // no line left: no name (not nil, any name)
 		for _, l := range r.linesFor(cur) {
-			n := r.scopes.heldAt(l)
+			n := r.scopes.heldAt(l, r.freshBreak)
 			if n == nil {
 				names = nil
 				break
@@ -444,7 +447,7 @@ func (r *programRules) namesFor(cur string) sortedSet {
 	if call {
 		names = r.scopes.namesOf(src, true)
 	} else {
-		names = r.scopes.heldAt(src)
+		names = r.scopes.heldAt(src, r.freshBreak)
 	}
 	if names == nil {
 		names = r.names
@@ -482,13 +485,15 @@ func promptRules(prompt string) *programRules {
 	}
 	var r programRules
 	r.scopes = programScopes(src)
+	script := r.scopes.runsAsScript(prompt)
 	for j, l := range r.scopes.lines {
-		if executable(l) && !r.scopes.ix.Silent(j+1) {
+		if executable(l) && !r.scopes.ix.NeverRuns(j+1, script) {
 			r.lines = append(r.lines, l)
 		}
 	}
 	r.scope = r.scopes.stepScopes(prompt)
 	r.stepsInModule = r.scopes.stepsInModule(prompt)
+	r.freshBreak = r.scopes.freshBreak(prompt)
 	r.values = r.scopes.returnValues(prompt)
 	r.memo = map[string]sortedSet{}
 	r.names = r.scopes.programNames()

@@ -157,11 +157,17 @@ func (s *scopeRules) namesOf(src string, call bool) sortedSet {
 
 // heldAt narrows namesOf for a line frame at line src: where pysource
 // places the line in one frame, the names that frame may hold there
-// (PossibleLocals: nothing the text binds later, no comprehension's ".0")
-// and ".." where it may hold one (a frame with no local leaves none out:
-// its LOCALS is {}), else namesOf. Read once per line text.
-func (s *scopeRules) heldAt(src string) sortedSet {
-	if names, ok := s.held[src]; ok {
+// (PossibleLocals: nothing the text binds later, no comprehension's ".0";
+// with first, FirstLocals at a line of a function or class body, whose
+// frame fires there for the first time) and ".." where it may hold one (a
+// frame with no local leaves none out: its LOCALS is {}), else namesOf.
+// Read once per line text.
+func (s *scopeRules) heldAt(src string, first bool) sortedSet {
+	key := src
+	if first {
+		key = "first\x00" + src
+	}
+	if names, ok := s.held[key]; ok {
 		return names
 	}
 	var names sortedSet
@@ -169,7 +175,11 @@ func (s *scopeRules) heldAt(src string) sortedSet {
 		if l != src {
 			continue
 		}
-		may, ok := s.ix.PossibleLocals(j + 1)
+		possible := s.ix.PossibleLocals
+		if first && s.freshFrame(j+1) {
+			possible = s.ix.FirstLocals
+		}
+		may, ok := possible(j + 1)
 		if !ok {
 			names = s.namesOf(src, false)
 			break
@@ -185,8 +195,18 @@ func (s *scopeRules) heldAt(src string) sortedSet {
 		names.sort()
 		names = slices.Compact(names)
 	}
-	s.held[src] = names
+	s.held[key] = names
 	return names
+}
+
+// freshFrame reports whether every frame firing line n's events is made
+// anew when it runs: a function's that cannot be on hold (no generator or
+// coroutine) or a class body's, not the module's.
+func (s *scopeRules) freshFrame(n int) bool {
+	runs := s.ix.RunsOn(n)
+	return len(runs) > 0 && !s.ix.Suspends(n) && !slices.ContainsFunc(runs, func(sc *pysource.Scope) bool {
+		return sc.Kind != pysource.Function && sc.Kind != pysource.Class
+	})
 }
 
 // indentWidth is a line's indentation, tabs to the next multiple of 8.
@@ -240,8 +260,9 @@ func (s *scopeRules) functionLines(prompt string) map[string]sortedSet {
 		if !executable(step.Src) || !slices.Contains(s.lines, step.Src) {
 			return nil
 		}
-		noLine, noCall, noEnd := s.leftBehind(last[:k+len(format.TokActionSep)], step.Src)
-		if s.silent(step.Src) {
+		at, _ := s.moduleLine(prompt)
+		noLine, noCall, noEnd := s.leftBehind(at, step.Src)
+		if s.silent(step.Src, s.runsAsScript(prompt)) {
 			noLine, noCall, noEnd = true, true, true
 		}
 		pick := func(no bool) sortedSet {
@@ -307,8 +328,38 @@ func (s *scopeRules) functionLines(prompt string) map[string]sortedSet {
 }
 
 // silent reports whether every line of text src runs nothing (pysource's
-// Silent), so that no state can show it.
-func (s *scopeRules) silent(src string) bool { return s.everyLine(s.ix.Silent)[src] }
+// NeverRuns: Silent, or Dead in a script), so that no state can show it.
+func (s *scopeRules) silent(src string, script bool) bool {
+	return s.everyLine(func(n int) bool { return s.ix.NeverRuns(n, script) })[src]
+}
+
+// runsAsScript reports whether a frame of the prompt is the module's (its
+// call, no line; or a line, return or exception on a line only the module
+// runs): the program runs as a script, entered at the module. A --call
+// program's or an outside caller's trace shows no module frame.
+func (s *scopeRules) runsAsScript(prompt string) bool {
+	return slices.ContainsFunc(promptFrames(prompt), func(f format.Frame) bool {
+		if f.Kind == format.Call || f.Kind == format.InvCall {
+			return f.Src == ""
+		}
+		return f.Src != "" && s.moduleOnly(f.Src)
+	})
+}
+
+// promptFrames are the frames of a prompt, in order (those that parse).
+func promptFrames(prompt string) []format.Frame {
+	texts := strings.Split(strings.TrimSuffix(prompt, format.TokFrameSep), format.TokFrameSep)
+	var out []format.Frame
+	for _, text := range texts[1:] { // texts[0] is the header
+		if k := strings.LastIndex(text, format.TokActionSep); k >= 0 {
+			text = text[:k+len(format.TokActionSep)]
+		}
+		if f, err := format.ParseFrame(text); err == nil {
+			out = append(out, f)
+		}
+	}
+	return out
+}
 
 // everyLine maps each line text of the program to whether every line with
 // that text satisfies p (by line number).
@@ -321,6 +372,22 @@ func (s *scopeRules) everyLine(p func(n int) bool) map[string]bool {
 	return out
 }
 
+// moduleLine is the prompt's latest line frame of the module's frame (a
+// line only the module runs), if any: where the module's frame is now
+// or, after frames of the calls it made, is past. Why: a breakpoint asked
+// from inside a call also cannot stop at module code the module has left
+// behind (the model answered `if __name__ == "__main__":` from a function
+// the main block had called).
+func (s *scopeRules) moduleLine(prompt string) (format.Frame, bool) {
+	frames := promptFrames(prompt)
+	for i := len(frames) - 1; i >= 0; i-- {
+		if f := frames[i]; f.Kind == format.Line && s.moduleOnly(f.Src) {
+			return f, true
+		}
+	}
+	return format.Frame{}, false
+}
+
 // leftBehind reports, where frame is a line event of the module's frame,
 // which events can no longer show a line of text src because each is
 // module code that runs once and that the frame has left behind
@@ -329,9 +396,8 @@ func (s *scopeRules) everyLine(p func(n int) bool) map[string]bool {
 // (its frame's call is on that line); no return or exception unless one
 // starts there or it is the frame's own line (the module's return or an
 // exception may still come there).
-func (s *scopeRules) leftBehind(frame, src string) (noLine, noCall, noEnd bool) {
-	f, err := format.ParseFrame(frame)
-	if err != nil || f.Kind != format.Line || !s.moduleOnly(f.Src) {
+func (s *scopeRules) leftBehind(f format.Frame, src string) (noLine, noCall, noEnd bool) {
+	if f.Kind != format.Line || !s.moduleOnly(f.Src) {
 		return false, false, false
 	}
 	found, opens, own := false, false, false
@@ -601,27 +667,43 @@ func lastStep(prompt string) (last string, k int, step format.Step, err error) {
 	return last, k, step, err
 }
 
-// stepsInModule reports whether the prompt asks a step_into or step_over
-// from a line or exception event of the module's frame (a line only the
-// module runs) or from a script's module call (no line): a line event it
-// answers is the module's too, whatever frames share its line (a class
-// statement's), since another frame's line events come after its call.
-func (s *scopeRules) stepsInModule(prompt string) bool {
+// inModule reports whether the prompt's last frame is the module's (a
+// line or exception event on a line only the module runs, or a script's
+// module call: no line), and the step asked from it.
+func (s *scopeRules) inModule(prompt string) (format.Step, bool) {
 	last, k, step, err := lastStep(prompt)
-	if err != nil || step.Action != debugger.StepInto && step.Action != debugger.StepOver {
-		return false
+	if err != nil {
+		return step, false
 	}
 	f, err := format.ParseFrame(last[:k+len(format.TokActionSep)])
 	if err != nil {
-		return false
+		return step, false
 	}
 	switch f.Kind {
 	case format.Line, format.Exception:
-		return s.moduleOnly(f.Src)
+		return step, s.moduleOnly(f.Src)
 	case format.Call:
-		return f.Src == ""
+		return step, f.Src == ""
 	}
-	return false
+	return step, false
+}
+
+// stepsInModule reports whether the prompt asks a step_into or step_over
+// from the module's frame (inModule): a line event it answers is the
+// module's too, whatever frames share its line (a class statement's),
+// since another frame's line events come after its call.
+func (s *scopeRules) stepsInModule(prompt string) bool {
+	step, ok := s.inModule(prompt)
+	return ok && (step.Action == debugger.StepInto || step.Action == debugger.StepOver)
+}
+
+// freshBreak reports whether the prompt asks a breakpoint from the
+// module's frame of a script (inModule): no other frame is running, so
+// the stop, if in a function or class body, is the first run of its line
+// in a new frame (heldAt with first).
+func (s *scopeRules) freshBreak(prompt string) bool {
+	step, ok := s.inModule(prompt)
+	return ok && step.Action == debugger.Breakpoint
 }
 
 // returnValues maps the head of a return frame (its kind token, source line

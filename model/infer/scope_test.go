@@ -106,6 +106,12 @@ func TestProgramScopes(t *testing.T) {
 		// module code that runs once, left behind by the module's frame: only the exit
 		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>y = K().m()  # def z():<|action_sep|>`, format.TokBreakpoint+"import functools"), []string{}},
 		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>import functools<|action_sep|>`, format.TokBreakpoint+"y = K().m()  # def z():"), []string{"y = K().m()  # def z():"}},
+		// ... and from a call the module's frame made there (or later)
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>y = K().m()  # def z():<|action_sep|><|step_into|><|frame_sep|>`+
+			`<|call_sep|><|src_sep|>    def m(self): return self.x \<|arg_sep|>{}<|action_sep|><|step_into|><|frame_sep|>`+
+			`<|line_sep|><|arg_sep|>{}<|src_sep|>    def m(self): return self.x \<|action_sep|>`, format.TokBreakpoint+"import functools"), []string{}},
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>import functools<|action_sep|><|step_over|><|frame_sep|>`+
+			`<|line_sep|><|arg_sep|>{}<|src_sep|>    return inner<|action_sep|>`, format.TokBreakpoint+"y = K().m()  # def z():"), []string{"y = K().m()  # def z():"}},
 		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>y = K().m()  # def z():<|action_sep|>`, format.TokBreakpoint+"        return f(*a,"), []string{"        return f(*a,"}},
 		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    return inner<|action_sep|>`, format.TokContinue), nil},
 		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    return inner<|action_sep|>`, format.TokStepReturn),
@@ -444,10 +450,10 @@ func TestNamesOfAFrameFromTheIndex(t *testing.T) {
 	if !outer.contains("mid") || !outer.contains("s") || !outer.contains("n") {
 		t.Errorf("outer's names %q", outer)
 	}
-	if held := s.heldAt("    s = 'word'"); !held.contains("mid") || held.contains("s") || held.contains(".0") {
+	if held := s.heldAt("    s = 'word'", false); !held.contains("mid") || held.contains("s") || held.contains(".0") {
 		t.Errorf("outer's names before s = 'word' %q", held)
 	}
-	if held := s.heldAt("    return mid(), s.attr"); !held.contains("s") {
+	if held := s.heldAt("    return mid(), s.attr", false); !held.contains("s") {
 		t.Errorf("outer's names at its return %q", held)
 	}
 }
@@ -469,7 +475,7 @@ func TestNoLocalsLeaveNoneOut(t *testing.T) {
 		{"    y = 2", sortedSet{}},
 		{"    return y", sortedSet{"..", "y"}},
 	} {
-		if got := s.heldAt(tc.line); got == nil || !slices.Equal(got, tc.want) {
+		if got := s.heldAt(tc.line, false); got == nil || !slices.Equal(got, tc.want) {
 			t.Errorf("%q: names %q, want %q", tc.line, got, tc.want)
 		}
 	}
