@@ -1,6 +1,8 @@
 package pysource
 
 import (
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -253,5 +255,55 @@ func TestDead(t *testing.T) {
 				t.Errorf("%s: line %d (%q) said to be dead", name, n, ix.Line(n))
 			}
 		}
+	}
+}
+
+// TestReturnedName: the `return NAME` lines whose line event the frame's
+// return of NAME follows, and the `NAME = LITERAL` lines whose only next
+// line is one (ReturnsLiteral).
+func TestReturnedName(t *testing.T) {
+	src := strings.Join([]string{
+		"def f(a):",               // 1
+		"    r = None",            // 2: then 3
+		"    return r",            // 3: yes
+		"def g(a):",               // 4
+		"    try:",                // 5
+		"        return a",        // 6: a finally runs on the way out
+		"    finally:",            // 7
+		"        a = 0",           // 8
+		"def h(a):",               // 9
+		"    yield a",             // 10
+		"    return a",            // 11: a generator's
+		"def k(a):",               // 12
+		"    with open(a) as fh:", // 13
+		"        return fh",       // 14: the with's exit runs on the way out
+		"def m(a):",               // 15
+		"    b = 'x'",             // 16: then 17, which returns a
+		"    return a",            // 17: yes
+		"def n(a):",               // 18
+		"    c = -2",              // 19: then 20
+		"    return c",            // 20: yes
+		"def e():",                // 21
+		"    d = []",              // 22: then 23
+		"    return d",            // 23: yes
+		"x = 1",                   // 24
+		"print(f(x), m(x), n(x))", // 25
+	}, "\n") + "\n"
+	ix := New(src)
+	var names []int
+	literals := map[int]string{}
+	for n := 1; n <= len(ix.Lines); n++ {
+		if ix.ReturnedName(n) != "" {
+			names = append(names, n)
+		}
+		if m, repr, ok := ix.ReturnsLiteral(n); ok {
+			literals[n] = fmt.Sprintf("%d %s", m, repr)
+		}
+	}
+	if want := []int{3, 17, 20, 23}; !slices.Equal(names, want) {
+		t.Errorf("return NAME lines %v, want %v", names, want)
+	}
+	if want := map[int]string{2: "3 None", 19: "20 -2", 22: "23 []"}; !maps.Equal(literals, want) {
+		t.Errorf("literals returned %v, want %v", literals, want)
 	}
 }

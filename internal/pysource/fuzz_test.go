@@ -36,6 +36,8 @@ func FuzzIndex(f *testing.F) {
 		_ = ix.ModuleBindOrder()
 		for l := 0; l <= n+1; l++ {
 			_, _, _, _, _ = ix.Silent(l), ix.Quiet(l), ix.CallsProgram(l), ix.Suspends(l), ix.NeverRuns(l, true)
+			_ = ix.ReturnedName(l)
+			_, _, _ = ix.ReturnsLiteral(l)
 		}
 		for _, s := range append([]*Scope{ix.Module}, ix.Scopes...) {
 			for _, l := range ix.EntryLines(s) {

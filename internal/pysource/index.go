@@ -175,6 +175,10 @@ type Index struct {
 	plainFuncs, defNames, boundNotImported set
 	closed                                 bool
 	live                                   map[*Scope]bool // Dead's reading: the code a run may reach
+	// AssignsLiteral's reading: whether code may hold a frame's namespace
+	// as a value (locals(), globals(), vars(), __dict__, f_locals)
+	aliasOnce sync.Once
+	aliased   bool
 	// per logical line: what it binds, its := targets and the names it may
 	// unbind; per module name, how many module statements bind it, and the
 	// names other code may bind or unbind at any time; ModuleOpen's answer
@@ -533,6 +537,81 @@ func (ix *Index) ReturnedCall(n int) string {
 		return ""
 	}
 	return toks[1].text
+}
+
+// ReturnedName is NAME where line n's statement is `return NAME` on one
+// line in a function's own code whose return runs nothing on the way out
+// (no finally block or with exit crossed: flowGraph.crossed) and whose
+// frame cannot suspend (no generator or coroutine), else "". After the line
+// event there the next event is the frame's return of NAME's value, if
+// NAME is bound: evaluating a name runs no code.
+func (ix *Index) ReturnedName(n int) string {
+	if !ix.StatementStarts(n) || ix.Suspends(n) {
+		return ""
+	}
+	k := ix.stmtAt[n-1]
+	l := ix.stmts[k]
+	if l.first != l.last || len(l.toks) != 2 || l.toks[0].text != "return" || l.toks[1].kind != tName || keywords[l.toks[1].text] ||
+		ix.owner[k].Kind != Function {
+		return ""
+	}
+	ix.flowOnce.Do(ix.buildFlow)
+	w := *ix.flowG // a walk of its own: entering is per call
+	w.entering = map[int]bool{}
+	if w.unknown || len(w.crossed(k, -1)) > 0 {
+		return ""
+	}
+	return l.toks[1].text
+}
+
+// ReturnsLiteral reports, where line n's statement is `NAME = LITERAL` on
+// one line (a literal literalRepr reads) whose only next line m is `return
+// NAME` (ReturnedName), m and the literal's repr: after a line event on n
+// the frame goes on to m and returns that value. Why: after `b 5` + c on
+// `result = None` (the breakpoint cleared), r answered 0.
+func (ix *Index) ReturnsLiteral(n int) (m int, repr string, ok bool) {
+	name, repr, ok := ix.AssignsLiteral(n)
+	if !ok {
+		return 0, "", false
+	}
+	next := ix.NextLines(n)
+	if len(next) != 1 || ix.ReturnedName(next[0]) != name {
+		return 0, "", false
+	}
+	return next[0], repr, true
+}
+
+// AssignsLiteral reports, where line n's statement is `NAME = LITERAL` on
+// one line (a literal literalRepr reads, or [], {} or ()), NAME and the
+// literal's repr:
+// the statement calls nothing and cannot raise, so the frame's next event
+// is its next line's (or its return, after its last statement), with NAME
+// bound to that value and every other local as it was.
+func (ix *Index) AssignsLiteral(n int) (name, repr string, ok bool) {
+	if !ix.StatementStarts(n) {
+		return "", "", false
+	}
+	l := ix.stmts[ix.stmtAt[n-1]]
+	t := l.toks
+	neg := len(t) == 4 && t[2].kind == tOp && t[2].text == "-"
+	empty := len(t) == 4 && (t[2].text+t[3].text == "[]" || t[2].text+t[3].text == "{}" || t[2].text+t[3].text == "()")
+	if l.first != l.last || len(t) != 3 && !neg && !empty || t[0].kind != tName || keywords[t[0].text] || t[1].text != "=" {
+		return "", "", false
+	}
+	// a global or nonlocal name is bound outside the frame's locals; the
+	// tracer hides a module's dunders; a class mangles __private names; a
+	// local that holds the frame's namespace shows the new binding too
+	ix.aliasOnce.Do(func() {
+		ix.aliased = ix.namesAnywhere("locals", "globals", "vars", "__dict__", "f_locals", "f_globals", "_getframe", "currentframe")
+	})
+	if sc, name := ix.owner[ix.stmtAt[n-1]], t[0].text; ix.aliased || sc.globals[name] || sc.nonlocals[name] || strings.HasPrefix(name, "__") {
+		return "", "", false
+	}
+	if empty {
+		return t[0].text, t[2].text + t[3].text, true // an empty list, dict or tuple
+	}
+	repr, ok = literalRepr(t[len(t)-1], neg)
+	return t[0].text, repr, ok
 }
 
 // Returns are the lines of the return statements scope s runs, in order:

@@ -157,12 +157,15 @@ func TestPassedAndAheadHoldOnRealTraces(t *testing.T) {
 // breakpoint there can never stop (functionLines, Neural.dropUnreachable),
 // no return or exception event on a line it calls Quiet, a call (or an
 // exception) right after every line event on a line it calls CertainCall,
-// no call right after one on a line it calls NoCall, and a fresh call's
-// first line event on one of its scope's EntryLines.
+// no call right after one on a line it calls NoCall, a fresh call's
+// first line event on one of its scope's EntryLines, and after a line
+// event on `return NAME` (ReturnedName) the frame's return of NAME's value,
+// after one on `NAME = LITERAL` before it (ReturnsLiteral) that line, then
+// the return of the literal.
 func TestSilentHoldsOnRealTraces(t *testing.T) {
 	tr, programs := realTracePrograms(t)
 	defer tr.Close()
-	silent, dead, quiet, calls, noCalls, entries, events := 0, 0, 0, 0, 0, 0, 0
+	silent, dead, quiet, calls, noCalls, entries, returned, assigned, events := 0, 0, 0, 0, 0, 0, 0, 0, 0
 	for _, prog := range programs {
 		trace, err := tr.Trace(context.Background(), prog)
 		if err != nil {
@@ -194,6 +197,38 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 					}
 				}
 			}
+			if name := ix.ReturnedName(s.Lineno); s.Event == tracer.EventLine && name != "" && i+1 < len(trace.States) {
+				if v := slices.IndexFunc(s.Locals, func(v tracer.Var) bool { return v.Name == name }); v >= 0 {
+					returned++
+					if next := trace.States[i+1]; next.Event != tracer.EventReturn || next.Lineno != s.Lineno || next.Arg != s.Locals[v].Value {
+						t.Errorf("%s: line %d (%q), where %s = %s, is followed by a %s event on line %d with %q, not its return", prog.Path, s.Lineno, ix.Line(s.Lineno), name, s.Locals[v].Value, next.Event, next.Lineno, next.Arg)
+					}
+				}
+			}
+			if m, repr, ok := ix.ReturnsLiteral(s.Lineno); s.Event == tracer.EventLine && ok && i+2 < len(trace.States) {
+				returned++
+				if at, ret := trace.States[i+1], trace.States[i+2]; at.Event != tracer.EventLine || at.Lineno != m ||
+					ret.Event != tracer.EventReturn || ret.Lineno != m || ret.Arg != repr {
+					t.Errorf("%s: line %d (%q) goes on to a %s on line %d, then a %s on line %d with %q, not the return of %s on line %d", prog.Path, s.Lineno, ix.Line(s.Lineno), at.Event, at.Lineno, ret.Event, ret.Lineno, ret.Arg, repr, m)
+				}
+			}
+			if name, repr, ok := ix.AssignsLiteral(s.Lineno); s.Event == tracer.EventLine && ok && i+1 < len(trace.States) {
+				assigned++
+				next := trace.States[i+1]
+				want := slices.Clone(s.Locals)
+				if k := slices.IndexFunc(want, func(v tracer.Var) bool { return v.Name == name }); k >= 0 {
+					want[k].Value = repr
+				} else {
+					want = append(want, tracer.Var{Name: name, Value: repr})
+				}
+				got := slices.Clone(next.Locals)
+				byName := func(a, b tracer.Var) int { return strings.Compare(a.Name, b.Name) }
+				slices.SortFunc(want, byName)
+				slices.SortFunc(got, byName)
+				if next.Event != tracer.EventLine && next.Event != tracer.EventReturn || next.Frame != s.Frame || !slices.Equal(got, want) {
+					t.Errorf("%s: line %d (%q) goes on to a %s event on line %d with %v, not its frame's next line or return with %s = %s and the rest as it was", prog.Path, s.Lineno, ix.Line(s.Lineno), next.Event, next.Lineno, next.Locals, name, repr)
+				}
+			}
 			if s.Event == tracer.EventLine && ix.CallsProgram(s.Lineno) == pysource.NoCall {
 				noCalls++
 				if i+1 < len(trace.States) && trace.States[i+1].Event == tracer.EventCall {
@@ -219,9 +254,9 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 			events++
 		}
 	}
-	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent, %d dead, %d quiet; %d line events of a certain call, %d of none; %d calls to a known first line",
-		len(programs), events, silent, dead, quiet, calls, noCalls, entries)
-	if silent < 50 || dead < 4 || quiet < 50 || calls < 50 || noCalls < 50 || entries < 50 {
+	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent, %d dead, %d quiet; %d line events of a certain call, %d of none; %d calls to a known first line; %d returns of a name; %d literal assignments",
+		len(programs), events, silent, dead, quiet, calls, noCalls, entries, returned, assigned)
+	if silent < 50 || dead < 4 || quiet < 50 || calls < 50 || noCalls < 50 || entries < 50 || returned < 50 || assigned < 50 {
 		t.Fatalf("too few silent or quiet lines checked: %d, %d", silent, quiet)
 	}
 }
@@ -622,5 +657,65 @@ func TestFreshBreakNames(t *testing.T) {
 		if names == nil || names.contains(tc.name) != tc.mid {
 			t.Errorf("breakpoint %q after %q: names %q, want %q among them: %v", tc.bp, tc.frame[:40], names, tc.name, tc.mid)
 		}
+	}
+}
+
+// TestReturnedNameValue: after a stop on `return NAME`, the return frame
+// shows NAME's value as the frame's locals (merged over elided frames)
+// hold it; no rule where the prompt does not show NAME, or where a finally
+// block runs on the way out.
+func TestReturnedNameValue(t *testing.T) {
+	src := "def safe_div(a, b):\n    try:\n        result = a / b\n    except ZeroDivisionError:\n        result = None\n    return result\n" +
+		"def g(x):\n    try:\n        y = x\n        return y\n    finally:\n        x = 0\n" +
+		"print(safe_div(1, 0), g(2))\n"
+	head := `<|return_sep|><|src_sep|>    return result<|arg_sep|>`
+	full := `<|line_sep|><|arg_sep|>{"a": "1", "b": "0"}<|src_sep|>        result = None<|action_sep|><|step_over|><|frame_sep|>`
+	for _, tc := range []struct {
+		name, frames, action, head, want string
+	}{
+		{"merged", full + `<|line_sep|><|arg_sep|>{"result": "None", "..": ".."}<|src_sep|>    return result<|action_sep|>`, format.TokStepReturn, head, `"None"`},
+		{"step_into too", full + `<|line_sep|><|arg_sep|>{"result": "None", "..": ".."}<|src_sep|>    return result<|action_sep|>`, format.TokStepInto, head, `"None"`},
+		{"not shown", `<|line_sep|><|arg_sep|>{"..": ".."}<|src_sep|>    return result<|action_sep|>`, format.TokStepReturn, head, ""},
+		{"from another line", full, format.TokStepReturn, head, ""},
+		{"a literal before it", `<|line_sep|><|arg_sep|>{"a": "1", "b": "0"}<|src_sep|>        result = None<|action_sep|>`, format.TokStepReturn, head, `"None"`},
+		{"a literal before it, one step", `<|line_sep|><|arg_sep|>{"a": "1", "b": "0"}<|src_sep|>        result = None<|action_sep|>`, format.TokStepOver, head, ""},
+		{"a finally on the way", `<|line_sep|><|arg_sep|>{"x": "2", "y": "2"}<|src_sep|>        return y<|action_sep|>`, format.TokStepReturn,
+			`<|return_sep|><|src_sep|>        return y<|arg_sep|>`, ""},
+	} {
+		r := promptRules(stepPrompt(src, tc.frames, tc.action))
+		if got := r.valueFor(tc.head); got != tc.want {
+			t.Errorf("%s: value %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestAssignedLocals: after a step from `NAME = LITERAL`, the line frame's
+// LOCALS are the frame's with NAME bound to the literal, written as the
+// format writes a step within one frame.
+func TestAssignedLocals(t *testing.T) {
+	src := "x = 1\ny = None\nfor i in (1, 2):\n    y = None\n    z = -3\nprint(x, y)\ndef f():\n    global x\n    x = 2\nclass C:\n    __k = 1\n    j = 2\n"
+	start := `<|call_sep|><|src_sep|><|arg_sep|>{}<|action_sep|><|step_into|><|frame_sep|>`
+	for _, tc := range []struct {
+		name, frames, action, want string
+	}{
+		{"new name", start + `<|line_sep|><|arg_sep|>{"x": "1"}<|src_sep|>y = None<|action_sep|>`, format.TokStepOver, `{"y": "None", "..": ".."}`},
+		{"step_into too", start + `<|line_sep|><|arg_sep|>{"x": "1"}<|src_sep|>y = None<|action_sep|>`, format.TokStepInto, `{"y": "None", "..": ".."}`},
+		{"no change", start + `<|line_sep|><|arg_sep|>{"x": "1", "y": "None", "i": "2"}<|src_sep|>    y = None<|action_sep|>`, format.TokStepOver, `{"..": ".."}`},
+		{"a negative int", start + `<|line_sep|><|arg_sep|>{"x": "1", "y": "None", "i": "2"}<|src_sep|>    z = -3<|action_sep|>`, format.TokStepOver, `{"z": "-3", "..": ".."}`},
+		{"step_return", start + `<|line_sep|><|arg_sep|>{"x": "1"}<|src_sep|>y = None<|action_sep|>`, format.TokStepReturn, ""},
+		{"locals not in the prompt", `<|line_sep|><|arg_sep|>{"..": ".."}<|src_sep|>y = None<|action_sep|>`, format.TokStepOver, ""},
+		{"a global", `<|line_sep|><|arg_sep|>{}<|src_sep|>    x = 2<|action_sep|>`, format.TokStepOver, ""},
+		{"a mangled name", `<|line_sep|><|arg_sep|>{}<|src_sep|>    __k = 1<|action_sep|>`, format.TokStepOver, ""},
+	} {
+		r := promptRules(stepPrompt(src, tc.frames, tc.action))
+		if got := r.valueFor(format.TokLineSep + format.TokArgSep); got != tc.want {
+			t.Errorf("%s: LOCALS %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	// a local holding the frame's namespace shows the new binding too
+	aliased := "def f():\n    loc = locals()\n    n = 42\n    return loc\nprint(f())\n"
+	r := promptRules(stepPrompt(aliased, `<|line_sep|><|arg_sep|>{"loc": "{}"}<|src_sep|>    n = 42<|action_sep|>`, format.TokStepOver))
+	if got := r.valueFor(format.TokLineSep + format.TokArgSep); got != "" {
+		t.Errorf("locals() aliased: LOCALS %q, want no rule", got)
 	}
 }

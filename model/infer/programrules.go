@@ -22,7 +22,7 @@ import (
 // or ".0" (an implicit comprehension argument), a module frame's fixed
 // functions and imported modules show themselves (fixedAllowed), LOCALS
 // shows what the format and the line require (wholeAllowed), and a
-// return's value is the one returnValues pins, where it does. Text must extend a prefix of an allowed
+// return's value and a literal assignment's LOCALS are the ones valueFor pins, where it does. Text must extend a prefix of an allowed
 // string and the token that closes it must leave a whole one. Every frame
 // ndb gen writes passes (checked on its shards: docs/inference.md), so the
 // rule removes only frames no program state has. With or without a program
@@ -298,10 +298,15 @@ func (r *programRules) moduleFrame(cur string) bool {
 	return true
 }
 
-// valueFor is the value the frame text cur must show (returnValues), or "".
+// valueFor is the text the frame text cur must show after <|arg_sep|>: a
+// return's value (returnValues) or a forward line frame's LOCALS
+// (assignedLocals: after a literal assignment); "" for no rule.
 func (r *programRules) valueFor(cur string) string {
 	if r == nil {
 		return ""
+	}
+	if r.locals != "" && strings.HasPrefix(cur, format.TokLineSep+format.TokArgSep) {
+		return r.locals
 	}
 	for head, v := range r.values {
 		if strings.HasPrefix(cur, head) {
@@ -321,6 +326,8 @@ type programRules struct {
 	scope map[string]sortedSet
 	// per return frame head: the value it must show (returnValues)
 	values map[string]string
+	// the LOCALS of a forward line frame (assignedLocals; "": no rule)
+	locals string
 	scopes *scopeRules
 	memo   map[string]sortedSet         // namesFor and linesFor, per frame head
 	fixed  map[string]string            // the module's functions, classes and instances no statement rebinds: their reprs (fixedAllowed)
@@ -495,6 +502,7 @@ func promptRules(prompt string) *programRules {
 	r.stepsInModule = r.scopes.stepsInModule(prompt)
 	r.freshBreak = r.scopes.freshBreak(prompt)
 	r.values = r.scopes.returnValues(prompt)
+	r.locals = r.scopes.assignedLocals(prompt)
 	r.memo = map[string]sortedSet{}
 	r.names = r.scopes.programNames()
 	r.fixed = r.scopes.ix.FixedReprs()
