@@ -1,6 +1,8 @@
 package format
 
 import (
+	"strings"
+
 	"ndb/debugger"
 	"ndb/tracer"
 )
@@ -157,6 +159,56 @@ func cloneLocals(l tracer.Locals) tracer.Locals {
 		return nil
 	}
 	return append(tracer.Locals(nil), l...)
+}
+
+// LastLocals returns the complete locals of the last of frames (a
+// trajectory's, in order), merged from the last frame of its Python frame
+// that shows all of them: the format elides only within one Python frame.
+// False where frames do not hold that frame or the last has no locals.
+func LastLocals(frames []Frame) (tracer.Locals, bool) {
+	first := len(frames) - 1
+	for first >= 0 && frames[first].Kind.HasLocals() && frames[first].Elided {
+		first--
+	}
+	if first < 0 || !frames[first].Kind.HasLocals() {
+		return nil, false
+	}
+	var locals tracer.Locals
+	for _, f := range frames[first:] {
+		locals = MergeLocals(locals, f)
+	}
+	return locals, true
+}
+
+// BoundLocalsText is the LOCALS text (`{"k": "v", "..": ".."}`) of the
+// line frame that a step (via) within one Python frame reaches from a
+// state with complete locals prev, when the step binds name to value and
+// changes nothing else: what the Builder writes for it.
+func BoundLocalsText(prev tracer.Locals, name, value string, via debugger.Action) (string, bool) {
+	next := cloneLocals(prev)
+	found := false
+	for i := range next {
+		if next[i].Name == name {
+			next[i].Value, found = value, true
+		}
+	}
+	if !found {
+		next = append(next, tracer.Var{Name: name, Value: value})
+	}
+	b := NewBuilder(false)
+	if _, err := b.Frame(tracer.State{Event: tracer.EventLine, Src: "?", Locals: prev}, false, ""); err != nil {
+		return "", false
+	}
+	f, err := b.Frame(tracer.State{Event: tracer.EventLine, Src: "?", Locals: next}, false, via)
+	if err != nil {
+		return "", false
+	}
+	text := FrameText(f)
+	i, j := strings.Index(text, TokArgSep), strings.LastIndex(text, TokSrcSep)
+	if i < 0 || j < i {
+		return "", false
+	}
+	return text[i+len(TokArgSep) : j], true
 }
 
 // MergeLocals returns the complete locals a frame stands for, given the

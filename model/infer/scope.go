@@ -10,7 +10,6 @@ import (
 	"ndb/debugger"
 	"ndb/format"
 	"ndb/internal/pysource"
-	"ndb/tracer"
 )
 
 // A step never leaves the running function without an event that says so:
@@ -785,39 +784,16 @@ func (s *scopeRules) returnedName(prompt, src string) map[string]string {
 	if name == "" {
 		return nil
 	}
-	locals, ok := lastLocals(prompt)
-	if !ok {
-		return nil
+	locals, _ := format.LastLocals(promptFrames(prompt))
+	for _, v := range locals {
+		if v.Name != name {
+			continue
+		}
+		if head, value, ok := returnFrame(src, v.Value); ok {
+			return map[string]string{head: value}
+		}
 	}
-	i := slices.IndexFunc(locals, func(v tracer.Var) bool { return v.Name == name })
-	if i < 0 {
-		return nil
-	}
-	head, value, ok := returnFrame(src, locals[i].Value)
-	if !ok {
-		return nil
-	}
-	return map[string]string{head: value}
-}
-
-// lastLocals are the complete locals of the prompt's last frame, merged
-// from the last frame of its Python frame that shows all of them (the
-// format elides only within one Python frame); false where the prompt does
-// not hold that frame.
-func lastLocals(prompt string) (tracer.Locals, bool) {
-	frames := promptFrames(prompt)
-	first := len(frames) - 1
-	for first >= 0 && frames[first].Kind.HasLocals() && frames[first].Elided {
-		first--
-	}
-	if first < 0 || !frames[first].Kind.HasLocals() {
-		return nil, false
-	}
-	var locals tracer.Locals
-	for _, f := range frames[first:] {
-		locals = format.MergeLocals(locals, f)
-	}
-	return locals, true
+	return nil
 }
 
 // assignedLocals is the LOCALS text of the line frame that step_into or
@@ -848,30 +824,12 @@ func (s *scopeRules) assignedLocals(prompt string) string {
 		}
 		name, repr = n, r
 	}
-	locals, ok := lastLocals(prompt)
+	locals, ok := format.LastLocals(promptFrames(prompt))
 	if name == "" || !ok {
 		return ""
 	}
-	next := slices.Clone(locals)
-	if i := slices.IndexFunc(next, func(v tracer.Var) bool { return v.Name == name }); i >= 0 {
-		next[i].Value = repr
-	} else {
-		next = append(next, tracer.Var{Name: name, Value: repr})
-	}
-	b := format.NewBuilder(false)
-	if _, err := b.Frame(tracer.State{Event: tracer.EventLine, Src: f.Src, Locals: locals}, false, ""); err != nil {
-		return ""
-	}
-	nf, err := b.Frame(tracer.State{Event: tracer.EventLine, Src: "?", Locals: next}, false, step.Action)
-	if err != nil {
-		return ""
-	}
-	text := format.FrameText(nf)
-	i, j := strings.Index(text, format.TokArgSep), strings.LastIndex(text, format.TokSrcSep)
-	if i < 0 || j < i {
-		return ""
-	}
-	return text[i+len(format.TokArgSep) : j]
+	text, _ := format.BoundLocalsText(locals, name, repr, step.Action)
+	return text
 }
 
 // returnedLiteral pins the return frame step_return reaches from a line
