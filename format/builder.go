@@ -185,16 +185,7 @@ func LastLocals(frames []Frame) (tracer.Locals, bool) {
 // state with complete locals prev, when the step binds name to value and
 // changes nothing else: what the Builder writes for it.
 func BoundLocalsText(prev tracer.Locals, name, value string, via debugger.Action) (string, bool) {
-	next := cloneLocals(prev)
-	found := false
-	for i := range next {
-		if next[i].Name == name {
-			next[i].Value, found = value, true
-		}
-	}
-	if !found {
-		next = append(next, tracer.Var{Name: name, Value: value})
-	}
+	next := MergeLocals(prev, Frame{Locals: tracer.Locals{{Name: name, Value: value}}, Elided: true})
 	b := NewBuilder(false)
 	if _, err := b.Frame(tracer.State{Event: tracer.EventLine, Src: "?", Locals: prev}, false, ""); err != nil {
 		return "", false

@@ -228,16 +228,9 @@ func quietStatement(toks []token) bool {
 			}
 		}
 		return true
-	case len(toks) >= 3 && first.kind == tName && !IsKeyword(first.text) && toks[1].text == "=":
-		value := toks[2:]
-		if len(value) == 2 && value[0].text == "-" {
-			value = value[1:]
-		}
-		if len(value) != 1 {
-			return false
-		}
-		v := value[0]
-		return v.kind == tNumber || v.kind == tString && !isFString(v) || v.kind == tName && (v.text == "True" || v.text == "False" || v.text == "None")
+	case !IsKeyword(first.text):
+		_, v, _, ok := literalAssignment(toks)
+		return ok && (v.kind == tNumber || v.kind == tString && !isFString(v) || v.kind == tName && (v.text == "True" || v.text == "False" || v.text == "None"))
 	}
 	return false
 }

@@ -22,10 +22,7 @@ func (ix *Index) NextLines(n int) []int {
 	if n < 1 || n > len(ix.stmtAt) || ix.stmtAt[n-1] < 0 {
 		return nil
 	}
-	ix.flowOnce.Do(ix.buildFlow)
-	w := *ix.flowG // a walk of its own: entering is per call
-	w.entering = map[int]bool{}
-	out := w.succ(ix.stmtAt[n-1])
+	out := ix.flowWalk().succ(ix.stmtAt[n-1])
 	if out == nil {
 		return nil
 	}
@@ -184,6 +181,15 @@ func (f *flowGraph) definition(k int) []int {
 		hi++
 	}
 	return sibs[lo : hi+1]
+}
+
+// flowWalk is the program's flow graph for one walk of its own: the
+// statements entry is expanding are per walk.
+func (ix *Index) flowWalk() *flowGraph {
+	ix.flowOnce.Do(ix.buildFlow)
+	w := *ix.flowG
+	w.entering = map[int]bool{}
+	return &w
 }
 
 // entry is where a line event may first fire when control reaches k: its
@@ -595,9 +601,7 @@ func (ix *Index) runsOnceInModule(l int) (first, last int, ok bool) {
 // Why: the model stepped into a script's first line as `import math`, past
 // the `from __future__ import annotations` above it.
 func (ix *Index) EntryLines(s *Scope) []int {
-	ix.flowOnce.Do(ix.buildFlow)
-	f := *ix.flowG // a walk of its own: entering is per call
-	f.entering = map[int]bool{}
+	f := ix.flowWalk()
 	if f.unknown {
 		return nil
 	}

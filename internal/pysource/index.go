@@ -555,10 +555,7 @@ func (ix *Index) ReturnedName(n int) string {
 		ix.owner[k].Kind != Function {
 		return ""
 	}
-	ix.flowOnce.Do(ix.buildFlow)
-	w := *ix.flowG // a walk of its own: entering is per call
-	w.entering = map[int]bool{}
-	if w.unknown || len(w.crossed(k, -1)) > 0 {
+	if w := ix.flowWalk(); w.unknown || len(w.crossed(k, -1)) > 0 {
 		return ""
 	}
 	return l.toks[1].text
@@ -593,9 +590,12 @@ func (ix *Index) AssignsLiteral(n int) (name, repr string, ok bool) {
 	}
 	l := ix.stmts[ix.stmtAt[n-1]]
 	t := l.toks
-	neg := len(t) == 4 && t[2].kind == tOp && t[2].text == "-"
-	empty := len(t) == 4 && (t[2].text+t[3].text == "[]" || t[2].text+t[3].text == "{}" || t[2].text+t[3].text == "()")
-	if l.first != l.last || len(t) != 3 && !neg && !empty || t[0].kind != tName || keywords[t[0].text] || t[1].text != "=" {
+	empty := len(t) == 4 && t[0].kind == tName && t[1].text == "=" && (t[2].text+t[3].text == "[]" || t[2].text+t[3].text == "{}" || t[2].text+t[3].text == "()")
+	name, v, neg, ok := literalAssignment(t)
+	if empty {
+		name, ok = t[0].text, true
+	}
+	if l.first != l.last || !ok || keywords[name] {
 		return "", "", false
 	}
 	// a global or nonlocal name is bound outside the frame's locals; the
@@ -604,14 +604,14 @@ func (ix *Index) AssignsLiteral(n int) (name, repr string, ok bool) {
 	ix.aliasOnce.Do(func() {
 		ix.aliased = ix.namesAnywhere("locals", "globals", "vars", "__dict__", "f_locals", "f_globals", "_getframe", "currentframe")
 	})
-	if sc, name := ix.owner[ix.stmtAt[n-1]], t[0].text; ix.aliased || sc.globals[name] || sc.nonlocals[name] || strings.HasPrefix(name, "__") {
+	if sc := ix.owner[ix.stmtAt[n-1]]; ix.aliased || sc.globals[name] || sc.nonlocals[name] || strings.HasPrefix(name, "__") {
 		return "", "", false
 	}
 	if empty {
-		return t[0].text, t[2].text + t[3].text, true // an empty list, dict or tuple
+		return name, t[2].text + t[3].text, true // an empty list, dict or tuple
 	}
-	repr, ok = literalRepr(t[len(t)-1], neg)
-	return t[0].text, repr, ok
+	repr, ok = literalRepr(v, neg)
+	return name, repr, ok
 }
 
 // Returns are the lines of the return statements scope s runs, in order:

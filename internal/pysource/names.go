@@ -343,18 +343,28 @@ func (ix *Index) literalConstants() map[string]string {
 	}
 	out := map[string]string{}
 	for k, l := range ix.stmts {
-		t := l.toks
-		neg := len(t) == 4 && t[2].kind == tOp && t[2].text == "-"
-		if ix.owner[k] != ix.Module || len(t) != 3 && !neg || t[0].kind != tName || t[1].kind != tOp || t[1].text != "=" {
+		name, v, neg, ok := literalAssignment(l.toks)
+		if ix.owner[k] != ix.Module || !ok {
 			continue
 		}
-		if name := t[0].text; ix.moduleBinds[name] == 1 && !ix.rebindable[name] {
-			if r, ok := literalRepr(t[len(t)-1], neg); ok {
+		if ix.moduleBinds[name] == 1 && !ix.rebindable[name] {
+			if r, ok := literalRepr(v, neg); ok {
 				out[name] = r
 			}
 		}
 	}
 	return out
+}
+
+// literalAssignment reads the tokens of a `NAME = VALUE` statement whose
+// value is one token, or a minus and one token: the name, that token and
+// whether the minus comes before it; ok false for any other statement.
+func literalAssignment(toks []token) (name string, v token, neg, ok bool) {
+	neg = len(toks) == 4 && toks[2].kind == tOp && toks[2].text == "-"
+	if len(toks) != 3 && !neg || toks[0].kind != tName || toks[1].kind != tOp || toks[1].text != "=" {
+		return "", token{}, false, false
+	}
+	return toks[0].text, toks[len(toks)-1], neg, true
 }
 
 // literalRepr is repr of the value of literal token v (negated: neg), for

@@ -75,7 +75,7 @@ func FuzzProgramScopes(f *testing.F) {
 			format.TokInvLineSep + format.TokSrcSep + line + format.TokArgSep + "{}" + format.TokActionSep + format.TokInvStepCall,
 		} {
 			prompt := format.TokBeginOfText + format.TokTraceContextStart + src + format.TokFrameSep + frame + format.TokFrameSep
-			for tok, lines := range s.stepScopes(prompt) {
+			for tok, lines := range s.stepScopes(prompt, s.runsAsScript(prompt)) {
 				for _, l := range lines {
 					if !executable(l) || !slices.Contains(s.lines, l) {
 						t.Fatalf("%s scope line %q is not an executable line of the program", tok, l)

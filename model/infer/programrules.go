@@ -498,7 +498,7 @@ func promptRules(prompt string) *programRules {
 			r.lines = append(r.lines, l)
 		}
 	}
-	r.scope = r.scopes.stepScopes(prompt)
+	r.scope = r.scopes.stepScopes(prompt, script)
 	r.stepsInModule = r.scopes.stepsInModule(prompt)
 	r.freshBreak = r.scopes.freshBreak(prompt)
 	r.values = r.scopes.returnValues(prompt)

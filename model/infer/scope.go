@@ -245,12 +245,12 @@ func (s *scopeRules) statementLines(j int) []int {
 // read (a comprehension, lambda, resumed generator or the module), sets no
 // rule; nor does the module's own scope seen backwards (its call shows no
 // line).
-func (s *scopeRules) stepScopes(prompt string) map[string]sortedSet {
-	return s.withFlow(s.functionLines(prompt), prompt)
+func (s *scopeRules) stepScopes(prompt string, script bool) map[string]sortedSet {
+	return s.withFlow(s.functionLines(prompt, script), prompt)
 }
 
 // functionLines is stepScopes' rule of the running function.
-func (s *scopeRules) functionLines(prompt string) map[string]sortedSet {
+func (s *scopeRules) functionLines(prompt string, script bool) map[string]sortedSet {
 	last, k, step, err := lastStep(prompt)
 	switch {
 	case err != nil || step.Action == debugger.Continue:
@@ -260,9 +260,8 @@ func (s *scopeRules) functionLines(prompt string) map[string]sortedSet {
 		if !executable(step.Src) || !slices.Contains(s.lines, step.Src) {
 			return nil
 		}
-		at, _ := s.moduleLine(prompt)
-		noLine, noCall, noEnd := s.leftBehind(at, step.Src)
-		if s.silent(step.Src, s.runsAsScript(prompt)) {
+		noLine, noCall, noEnd := s.leftBehind(s.moduleLine(prompt), step.Src)
+		if s.silent(step.Src, script) {
 			noLine, noCall, noEnd = true, true, true
 		}
 		pick := func(no bool) sortedSet {
@@ -373,19 +372,19 @@ func (s *scopeRules) everyLine(p func(n int) bool) map[string]bool {
 }
 
 // moduleLine is the prompt's latest line frame of the module's frame (a
-// line only the module runs), if any: where the module's frame is now
+// line only the module runs; the zero Frame if none): where the module's frame is now
 // or, after frames of the calls it made, is past. Why: a breakpoint asked
 // from inside a call also cannot stop at module code the module has left
 // behind (the model answered `if __name__ == "__main__":` from a function
 // the main block had called).
-func (s *scopeRules) moduleLine(prompt string) (format.Frame, bool) {
+func (s *scopeRules) moduleLine(prompt string) format.Frame {
 	frames := promptFrames(prompt)
 	for i := len(frames) - 1; i >= 0; i-- {
 		if f := frames[i]; f.Kind == format.Line && s.moduleOnly(f.Src) {
-			return f, true
+			return f
 		}
 	}
-	return format.Frame{}, false
+	return format.Frame{}
 }
 
 // leftBehind reports, where frame is a line event of the module's frame,

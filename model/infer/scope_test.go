@@ -122,7 +122,7 @@ func TestProgramScopes(t *testing.T) {
 		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    not a line<|action_sep|>`, format.TokStepOver), nil},
 		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    return inner<|action_sep|>`, format.TokInvStepOver), nil}, // a forward frame, an inverse action
 	} {
-		got := s.functionLines(tc.prompt)
+		got := s.functionLines(tc.prompt, s.runsAsScript(tc.prompt))
 		want := sortedSet(slices.Clone(tc.want))
 		want.sort()
 		for _, tok := range []string{format.TokLineSep, format.TokReturnSep, format.TokExceptionSep} {
@@ -144,7 +144,8 @@ func TestProgramScopes(t *testing.T) {
 		{"def deco(f):  # (", "def deco(f):  # (", false, true, true},
 		{"def deco(f):  # (", "import functools", false, false, false},
 	} {
-		got := s.functionLines(step(`<|line_sep|><|arg_sep|>{}<|src_sep|>`+tc.frame+`<|action_sep|>`, format.TokBreakpoint+tc.bp))
+		prompt := step(`<|line_sep|><|arg_sep|>{}<|src_sep|>`+tc.frame+`<|action_sep|>`, format.TokBreakpoint+tc.bp)
+		got := s.functionLines(prompt, s.runsAsScript(prompt))
 		for tok, want := range map[string]bool{format.TokLineSep: tc.line, format.TokCallSep: tc.call, format.TokReturnSep: tc.retOrExc, format.TokExceptionSep: tc.retOrExc} {
 			if lines, ruled := got[tok]; !ruled || (len(lines) > 0) != want {
 				t.Errorf("at %q, breakpoint %q: %s may show it: %v (a rule: %v), want %v", tc.frame, tc.bp, tok, len(lines) > 0, ruled, want)
@@ -166,7 +167,7 @@ func TestProgramScopes(t *testing.T) {
 		{step(`<|inv_call_sep|><|src_sep|>    def inner(*a):<|arg_sep|>{}<|action_sep|>`, format.TokInvStepCall), nil, nil},
 		{step(`<|inv_line_sep|><|src_sep|>    return inner<|arg_sep|>{}<|action_sep|>`, format.TokStepOver), nil, nil}, // an inverse frame, a forward action
 	} {
-		got := s.functionLines(tc.prompt)
+		got := s.functionLines(tc.prompt, s.runsAsScript(tc.prompt))
 		lines, call := sortedSet(slices.Clone(tc.lines)), sortedSet(slices.Clone(tc.call))
 		lines.sort()
 		call.sort()
@@ -208,7 +209,7 @@ func TestProgramScopes(t *testing.T) {
 	} {
 		want := sortedSet(slices.Clone(tc.want))
 		want.sort()
-		if got, ruled := s.stepScopes(tc.prompt)[tc.tok]; !slices.Equal(got, want) || ruled != (tc.want != nil) {
+		if got, ruled := s.stepScopes(tc.prompt, s.runsAsScript(tc.prompt))[tc.tok]; !slices.Equal(got, want) || ruled != (tc.want != nil) {
 			t.Errorf("prompt ending %q: %s allows %q (a rule: %v), want %q", tc.prompt[len(src):], tc.tok, got, ruled, want)
 		}
 	}
@@ -531,7 +532,10 @@ func TestProgramNamesFromTheIndex(t *testing.T) {
 func TestCertainCallSteps(t *testing.T) {
 	src := "def solve(x):\n    return x * 2\nprint(solve(3))\ndone = True\n"
 	s := programScopes(src)
-	step := func(frame, action string) map[string]sortedSet { return s.stepScopes(stepPrompt(src, frame, action)) }
+	step := func(frame, action string) map[string]sortedSet {
+		prompt := stepPrompt(src, frame, action)
+		return s.stepScopes(prompt, s.runsAsScript(prompt))
+	}
 	into := step(`<|line_sep|><|arg_sep|>{"solve": "<function solve at 0x0>"}<|src_sep|>print(solve(3))<|action_sep|>`, format.TokStepInto)
 	for _, tok := range []string{format.TokLineSep, format.TokReturnSep} {
 		if lines, ruled := into[tok]; !ruled || len(lines) > 0 {
@@ -574,7 +578,8 @@ func TestEntryAfterCall(t *testing.T) {
 		{`<|call_sep|><|src_sep|>def area(r):<|arg_sep|>{"r": "2"}<|action_sep|>`, format.TokStepOver, []string{"    return math.pi * r * r"}},
 		{`<|call_sep|><|src_sep|>sq = (lambda v: v * v)(2)<|arg_sep|>{"v": "2"}<|action_sep|>`, format.TokStepInto, nil},
 	} {
-		got, ruled := s.stepScopes(stepPrompt(src, tc.call, tc.action))[format.TokLineSep]
+		prompt := stepPrompt(src, tc.call, tc.action)
+		got, ruled := s.stepScopes(prompt, s.runsAsScript(prompt))[format.TokLineSep]
 		if ruled != (tc.want != nil) || tc.want != nil && !slices.Equal(got, sortedSet(tc.want)) {
 			t.Errorf("after %s from %q: line frames %q (a rule: %v), want %q", tc.action, tc.call, got, ruled, tc.want)
 		}
