@@ -229,8 +229,9 @@ func quietStatement(toks []token) bool {
 		}
 		return true
 	case !IsKeyword(first.text):
-		_, v, _, ok := literalAssignment(toks)
-		return ok && (v.kind == tNumber || v.kind == tString && !isFString(v) || v.kind == tName && (v.text == "True" || v.text == "False" || v.text == "None"))
+		_, v, neg, ok := literalAssignment(toks)
+		// a minus only before a number: -'a' and -None raise TypeError
+		return ok && (v.kind == tNumber || !neg && (v.kind == tString && !isFString(v) || v.kind == tName && (v.text == "True" || v.text == "False" || v.text == "None")))
 	}
 	return false
 }
