@@ -89,6 +89,9 @@ type Options struct {
 	// its constrained decoding (ablations). ndb eval sets them.
 	MaxTokens   int
 	FreeProgram bool
+	// Jumps is how the model and openai engines answer forward jumps
+	// (zero: one prediction each).
+	Jumps Jumps
 	// Python is the interpreter of the real engine and of Verify.
 	Python string
 	// Limits bound each traced run (zero fields: the tracer's defaults).
@@ -105,6 +108,15 @@ type Options struct {
 	// Limits.Timeout is then how long a command may run the program before
 	// it is interrupted (a stop), and MaxEvents defaults to LiveMaxEvents.
 	Live bool
+}
+
+// Jumps answers forward jumps (step over, step out, a continue to one
+// breakpoint) by at most Steps step_into predictions (Neural.JumpSteps),
+// only those whose direct prediction's least token probability is below
+// Below where it is positive (Neural.JumpBelow).
+type Jumps struct {
+	Steps int
+	Below float64
 }
 
 // LiveMaxEvents is a live session's default event limit: its program runs
@@ -136,7 +148,7 @@ func New(name string, opts Options) (Engine, error) {
 			pred = InferPredictor{P: p, Rerank: rr, MaxTokens: opts.MaxTokens, FreeProgram: opts.FreeProgram,
 				Python: cmp.Or(opts.Python, "python3")}
 		}
-		return &neuralEngine{name: Model, pred: pred, draw: opts.Draw, python: opts.Python}, nil
+		return &neuralEngine{name: Model, pred: pred, draw: opts.Draw, python: opts.Python, jumps: opts.Jumps}, nil
 	case OpenAI, CWMName:
 		cfg := withEnv(opts.OpenAI)
 		c, err := openai.New(cfg)
@@ -144,7 +156,11 @@ func New(name string, opts Options) (Engine, error) {
 			return nil, err
 		}
 		n := strings.ToLower(strings.TrimSpace(name))
-		return &neuralEngine{name: n, pred: &OpenAIPredictor{C: c, CWM: n == CWMName}, draw: opts.Draw, cwm: n == CWMName, python: opts.Python}, nil
+		if n == CWMName && opts.Jumps.Steps > 0 {
+			return nil, errors.New("engine cwm cannot answer jumps by stepping: only the model and openai engines predict in ndb's format")
+		}
+		return &neuralEngine{name: n, pred: &OpenAIPredictor{C: c, CWM: n == CWMName}, draw: opts.Draw, cwm: n == CWMName,
+			python: opts.Python, jumps: opts.Jumps}, nil
 	}
 	return nil, fmt.Errorf("unknown engine %q (have: %s)", name, strings.Join(Names(), ", "))
 }
@@ -166,12 +182,12 @@ func withEnv(cfg openai.Config) openai.Config {
 
 // neuralEngine opens Neural or CWM backends over one shared predictor.
 type neuralEngine struct {
-	name      string
-	pred      Predictor
-	draw      Draw
-	cwm       bool
-	jumpSteps int    // Neural.JumpSteps of every backend
-	python    string // the interpreter checkProgram asks ("": python3)
+	name   string
+	pred   Predictor
+	draw   Draw
+	cwm    bool
+	jumps  Jumps  // Neural.JumpSteps and JumpBelow of every backend
+	python string // the interpreter checkProgram asks ("": python3)
 	// real runs the programs for verify and evaluates expressions over
 	// the predicted values (the registry's real engine); nil: neither.
 	real debugger.ProgramTracer
@@ -199,20 +215,8 @@ func (e *neuralEngine) Open(ctx context.Context, p Program) (debugger.Backend, e
 	if err != nil {
 		return nil, err
 	}
-	b.JumpSteps, b.Real = e.jumpSteps, e.real
+	b.JumpSteps, b.JumpBelow, b.Real = e.jumps.Steps, e.jumps.Below, e.real
 	return b, nil
-}
-
-// WithJumpSteps returns engine e whose backends answer forward jumps by
-// stepping (Neural.JumpSteps = n); an error for an engine that cannot.
-func WithJumpSteps(e Engine, n int) (Engine, error) {
-	ne, ok := e.(*neuralEngine)
-	if !ok || ne.cwm {
-		return nil, fmt.Errorf("engine %s cannot answer jumps by stepping: only the model and openai engines predict in ndb's format", e.Name())
-	}
-	c := *ne
-	c.jumpSteps = n
-	return &c, nil
 }
 
 // FormatPredictor is the predictor behind e when e predicts frames of
@@ -390,6 +394,9 @@ type InferPredictor struct {
 	// turns off the program rules of constrained decoding (ablations).
 	MaxTokens   int
 	FreeProgram bool
+	// Jumps is how the model and openai engines answer forward jumps
+	// (zero: one prediction each).
+	Jumps Jumps
 	// Python is the interpreter the programs would run on: the modules
 	// they import from its standard library show as it shows them
 	// (stdlibModules; "": not asked).

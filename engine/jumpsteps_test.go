@@ -3,9 +3,11 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"ndb/debugger"
+	"ndb/engine/openai"
 )
 
 // TestJumpsBySteppingMatchTheRealEngine: with JumpSteps, a forward jump is
@@ -110,16 +112,7 @@ func TestJumpsBySteppingMatchTheRealEngine(t *testing.T) {
 // the jump's target, the jump is predicted directly after all.
 func TestJumpStepsFallBackToOnePrediction(t *testing.T) {
 	ctx := context.Background()
-	p := readProgram(t, "calls.py", "f('ab', 3)")
-	rb, err := testReal(t).Open(ctx, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs := stepsInto(t, rb, 3) // at `t = total(n)` in f
-	want, err := rs.Do(ctx, cN.cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, rb, _, want := atTotal(t)
 	walk := stepsInto(t, rb, 3)
 	or := &oracle{}
 	h := walk.History()
@@ -142,21 +135,8 @@ func TestJumpStepsFallBackToOnePrediction(t *testing.T) {
 		t.Fatal(err)
 	}
 	nb.JumpSteps = bound
-	ns, err := debugger.NewSession(ctx, nb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 3 {
-		if _, err := ns.Do(ctx, cS.cmd); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, err := ns.Do(ctx, cN.cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ds := debugger.Compare(4, got, want); len(ds) > 0 {
-		t.Fatalf("stepped to %+v\nreal %+v\n%v", got, want, ds)
+	if got := stepOverAfterThree(t, nb); len(debugger.Compare(4, got, want)) > 0 {
+		t.Fatalf("stepped to %+v\nreal %+v\n%v", got, want, debugger.Compare(4, got, want))
 	}
 	if len(or.queue) != 0 {
 		t.Fatalf("%d frames left unused", len(or.queue))
@@ -199,4 +179,120 @@ func stepsInto(t *testing.T, b debugger.Backend, n int) *debugger.Session {
 		}
 	}
 	return s
+}
+
+// TestJumpBelowStepsOnlyUnsureJumps: with JumpBelow, a jump whose direct
+// prediction is sure enough answers by it alone; one below the threshold is
+// stepped to its target by step_into predictions, whose stop answers (here
+// the right one, where the unsure direct frame named a wrong line).
+func TestJumpBelowStepsOnlyUnsureJumps(t *testing.T) {
+	ctx := context.Background()
+	p, rb, at, want := atTotal(t)
+	sure := func(text string, p float64) Prediction {
+		return Prediction{Text: text, Confidence: &debugger.Confidence{Mean: p, Min: p, Tokens: 1, Frames: 1}}
+	}
+	var history []Prediction
+	h := stepsInto(t, rb, 3).History()
+	for k := 1; k < len(h); k++ {
+		history = append(history, sure(frameFor(t, h[k-1].Stop, h[k].Stop, debugger.StepInto), 1))
+	}
+	var walk []Prediction
+	ws := stepsInto(t, rb, 3)
+	for prev := ws.Current(); !debugger.SameStop(prev, want); {
+		next, err := ws.Do(ctx, cS.cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		walk = append(walk, sure(frameFor(t, prev, next, debugger.StepInto), 1))
+		prev = next
+	}
+	wrong := want
+	wrong.Lineno, wrong.Src = 16, "    return out + str(t)"
+	for _, tc := range []struct {
+		name    string
+		direct  Prediction
+		stepped bool
+	}{
+		{"sure: the direct frame answers", sure(frameFor(t, at, want, debugger.StepOver), 0.9), false},
+		{"unsure: stepped", sure(frameFor(t, at, wrong, debugger.StepOver), 0.3), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			script := &scoredScript{answers: append(slices.Clone(history), tc.direct)}
+			if tc.stepped {
+				script.answers = append(script.answers, walk...)
+			}
+			nb, err := NewNeural(p, script, Draw{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			nb.JumpSteps, nb.JumpBelow = 100, 0.5
+			if got := stepOverAfterThree(t, nb); len(debugger.Compare(4, got, want)) > 0 {
+				t.Fatalf("answered %+v\nreal %+v\n%v", got, want, debugger.Compare(4, got, want))
+			}
+			if len(script.answers) != 0 {
+				t.Fatalf("%d scripted frames left unused", len(script.answers))
+			}
+			if tc.stepped && len(walk) < 3 {
+				t.Fatalf("a walk of %d steps proves little", len(walk))
+			}
+		})
+	}
+}
+
+// atTotal is calls.py's f('ab', 3) on the real engine, the stop after
+// three s (at `t = total(n)` in f) and the real n from there.
+func atTotal(t *testing.T) (p Program, rb debugger.Backend, at, next debugger.Stop) {
+	t.Helper()
+	p = readProgram(t, "calls.py", "f('ab', 3)")
+	rb, err := testReal(t).Open(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := stepsInto(t, rb, 3)
+	at = rs.Current()
+	if next, err = rs.Do(context.Background(), cN.cmd); err != nil {
+		t.Fatal(err)
+	}
+	return p, rb, at, next
+}
+
+// stepOverAfterThree is the stop b answers to n after three s (calls.py's
+// `t = total(n)` in f, whose n steps over a whole call).
+func stepOverAfterThree(t *testing.T, b *Neural) debugger.Stop {
+	t.Helper()
+	ctx := context.Background()
+	ns, err := debugger.NewSession(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := ns.Do(ctx, cS.cmd); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := ns.Do(ctx, cN.cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// TestJumpsReachTheBackends: Options.Jumps sets JumpSteps and JumpBelow of
+// every backend the model engine opens; the cwm engine, whose trace format
+// has no step_into frames of ndb's, refuses them.
+func TestJumpsReachTheBackends(t *testing.T) {
+	e, err := New(Model, Options{Predictor: &oracle{}, Jumps: Jumps{Steps: 24, Below: 0.5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.Open(context.Background(), readProgram(t, "calls.py", "f('ab', 3)"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nb, ok := b.(*Neural); !ok || nb.JumpSteps != 24 || nb.JumpBelow != 0.5 {
+		t.Fatalf("backend %T %+v, want a Neural with JumpSteps 24, JumpBelow 0.5", b, b)
+	}
+	if _, err := New(CWMName, Options{OpenAI: openai.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m"}, Jumps: Jumps{Steps: 8}}); err == nil {
+		t.Fatal("the cwm engine took jumps by stepping")
+	}
 }

@@ -75,6 +75,10 @@ type Neural struct {
 	// (stepTo), the one prediction answers after all. Why: a small model
 	// predicts one step far better than a jump over many.
 	JumpSteps int
+	// JumpBelow, when positive, keeps JumpSteps to the jumps whose one
+	// direct prediction is unsure: its least token probability below
+	// JumpBelow (test-time compute where the model is unsure).
+	JumpBelow float64
 }
 
 // NewNeural returns a backend predicting p's states with pred.
@@ -194,7 +198,7 @@ func (b *Neural) next(ctx context.Context, history []debugger.Step, cmd debugger
 		st, err := w.one(format.Step{Action: cmd.Action}, 0)
 		return st, w.path, err
 	}
-	if b.JumpSteps > 0 {
+	if b.JumpSteps > 0 && b.JumpBelow <= 0 {
 		if st, ok, err := w.stepTo(cmd); ok || err != nil {
 			return st, w.path, err
 		}
@@ -215,22 +219,36 @@ func (b *Neural) next(ctx context.Context, history []debugger.Step, cmd debugger
 		b.acc = confidenceSum{} // n or r at the bound: the direct prediction answers
 		w.reset()
 	}
+	st, err := b.direct(w, history, cmd)
+	if err != nil || b.JumpSteps <= 0 || b.JumpBelow <= 0 || b.acc.get() == nil || b.acc.min >= b.JumpBelow {
+		return st, w.path, err
+	}
+	// an unsure jump: stepped to its target instead, where that works
+	direct, path, acc := st, slices.Clone(w.path), b.acc
+	w.reset()
+	b.acc = confidenceSum{}
+	if st, ok, err := w.stepTo(cmd); ok || err != nil {
+		return st, w.path, err
+	}
+	b.acc = acc
+	return direct, path, nil
+}
+
+// direct answers cmd by the one prediction of its format action.
+func (b *Neural) direct(w *walker, history []debugger.Step, cmd debugger.Command) (debugger.Stop, error) {
 	switch {
 	case cmd.Action == debugger.Breakpoint:
 		src := cmd.Src
 		if src == "" {
 			src = b.ix.line(cmd.Line)
 		}
-		st, err := w.toLine(history, cmd, src, false)
-		return st, w.path, err
+		return w.toLine(history, cmd, src, false)
 	case cmd.Action == debugger.Continue && cmd.Src != "":
-		st, err := w.toLine(history, cmd, cmd.Src, true)
-		return st, w.path, err
+		return w.toLine(history, cmd, cmd.Src, true)
 	case cmd.Action.Valid():
-		st, err := w.one(format.Step{Action: cmd.Action}, 0)
-		return st, w.path, err
+		return w.one(format.Step{Action: cmd.Action}, 0)
 	}
-	return debugger.Stop{}, nil, fmt.Errorf("engine: unknown action %q", cmd.Action)
+	return debugger.Stop{}, fmt.Errorf("engine: unknown action %q", cmd.Action)
 }
 
 // dropUnreachable removes from a command's breakpoints the lines pdb

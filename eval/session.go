@@ -184,6 +184,9 @@ type SessionResult struct {
 	Source   string   `json:"source"`
 	Program  string   `json:"program"`
 	Commands []string `json:"commands"` // the commands run, in order (up to the first wrong stop)
+	// Lines are the breakpoint lines of b+c and b+rc, one per command (0
+	// for the others), so that a dumped session can be replayed by hand.
+	Lines []int `json:"lines,omitempty"`
 	// Length is the stops the session has (Stops, or fewer when the real
 	// program ended); Compared the stops compared; RightBefore the stops
 	// before the first wrong one (Length when none).
@@ -411,6 +414,7 @@ func runSession(ctx context.Context, opts SessionOptions, np NamedProgram, tr *t
 			continue
 		}
 		res.Commands = append(res.Commands, name)
+		res.Lines = append(res.Lines, brk)
 		res.Compared++
 		res.realStops = append(res.realStops, want)
 		if spec != nil {

@@ -3,6 +3,7 @@ package eval
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"hash/fnv"
 	"math/rand/v2"
@@ -132,6 +133,23 @@ func TestSessionTruthAndPerturbed(t *testing.T) {
 	}
 	if o.MeanRightBefore() < 5 {
 		t.Errorf("sessions too short to measure: %.2f stops", o.MeanRightBefore())
+	}
+	// the dump names each b LINE's line, so that a session can be replayed
+	breaks := 0
+	for _, l := range strings.Split(strings.TrimSpace(dump), "\n") {
+		var r SessionResult
+		if err := json.Unmarshal([]byte(l), &r); err != nil || len(r.Lines) != len(r.Commands) {
+			t.Fatalf("dumped session %q: %v, lines %v for commands %v", l, err, r.Lines, r.Commands)
+		}
+		for i, c := range r.Commands {
+			if brk := strings.HasPrefix(c, "b+"); brk != (r.Lines[i] > 0) {
+				t.Fatalf("dumped command %s with line %d", c, r.Lines[i])
+			}
+			breaks += min(r.Lines[i], 1)
+		}
+	}
+	if breaks == 0 {
+		t.Error("no b LINE dumped")
 	}
 
 	rep2, dump2 := run(perturbed{truth})

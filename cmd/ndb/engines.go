@@ -29,6 +29,9 @@ type engineFlags struct {
 	rerankK     int
 	rerankBelow float64
 	rerankBy    string
+	// Forward jumps answered by step_into predictions (engine.Options.Jumps).
+	jumpSteps int
+	jumpBelow float64
 }
 
 // add registers the flags on fs (python only when the command has none).
@@ -41,6 +44,8 @@ func (f *engineFlags) add(fs *pflag.FlagSet, withPython bool) {
 	fs.IntVar(&f.rerankK, "rerank-k", infer.DefaultRerank.K, "model engine: frames sampled to rerank an unsure greedy frame (test-time compute; 0: plain greedy)")
 	fs.Float64Var(&f.rerankBelow, "rerank-below", infer.DefaultRerank.Below, "model engine: rerank a greedy frame whose least token probability is below this")
 	fs.StringVar(&f.rerankBy, "rerank-by", "agreement", "model engine: pick among the greedy frame and the samples by agreement (the frame written most often) or likelihood")
+	fs.IntVar(&f.jumpSteps, "jump-steps", 0, "model and openai engines: answer step_over, step_return, breakpoint and continue by up to this many step_into predictions (test-time compute; 0: one prediction of the target)")
+	fs.Float64Var(&f.jumpBelow, "jump-below", 0, "with --jump-steps: step only the jumps whose direct prediction's least token probability is below this (0: every jump)")
 	if withPython {
 		fs.StringVar(&f.python, "python", "python3", "Python interpreter for the real engine and verify")
 	}
@@ -59,7 +64,12 @@ func (f *engineFlags) options() (engine.Options, error) {
 		return o, errors.New("--rerank-below is a probability, from 0 to 1")
 	case f.rerankBy != "agreement" && f.rerankBy != "likelihood" && f.rerankBy != "":
 		return o, fmt.Errorf("--rerank-by %q: agreement or likelihood", f.rerankBy)
+	case f.jumpSteps < 0:
+		return o, errors.New("--jump-steps must not be negative (0: off)")
+	case f.jumpBelow < 0 || f.jumpBelow > 1:
+		return o, errors.New("--jump-below is a probability, from 0 to 1")
 	}
+	o.Jumps = engine.Jumps{Steps: f.jumpSteps, Below: f.jumpBelow}
 	o.Rerank = &infer.Rerank{K: f.rerankK, Below: f.rerankBelow, ByLikelihood: f.rerankBy == "likelihood"}
 	return o, nil
 }

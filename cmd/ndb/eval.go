@@ -40,9 +40,6 @@ type evalFlags struct {
 	maxTokens int
 	// freeProgram turns the model engine's program rules off (ablation).
 	freeProgram bool
-	// jumpSteps answers forward jumps by this many step_into predictions
-	// at most (engine.Neural.JumpSteps; 0: one prediction).
-	jumpSteps int
 }
 
 func (f *evalFlags) add(cmd *cobra.Command) {
@@ -57,7 +54,6 @@ func (f *evalFlags) add(cmd *cobra.Command) {
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar")
 	fs.IntVar(&f.workers, "workers", 2, "tracer workers")
 	fs.BoolVar(&f.freeProgram, "free-program", false, "model engine: let predicted source lines and LOCALS keys be any text, not only the program's lines and names (ablation)")
-	fs.IntVar(&f.jumpSteps, "jump-steps", 0, "model and openai engines: answer step_over, step_return, breakpoint and continue by up to this many step_into predictions (test-time compute; 0: one prediction of the target)")
 }
 
 // evalEngines is what a run measures with: the engine, from an
@@ -96,14 +92,6 @@ func (f *evalFlags) engines() (*evalEngines, error) {
 		return nil, err
 	}
 	out := &evalEngines{reg: reg, engine: e, pred: engine.FormatPredictor(e), real: reg.Real()}
-	if f.jumpSteps > 0 {
-		e, err := engine.WithJumpSteps(out.engine, f.jumpSteps)
-		if err != nil {
-			out.Close()
-			return nil, err
-		}
-		out.engine = e
-	}
 	return out, nil
 }
 

@@ -58,9 +58,9 @@ func TestEvalMeasuresTheUsersEngine(t *testing.T) {
 		}
 		eng.Close()
 	}
-	for _, bad := range []engineFlags{{rerankK: -1}, {rerankBelow: 1.5}, {rerankBy: "vote"}} {
+	for _, bad := range []engineFlags{{rerankK: -1}, {rerankBelow: 1.5}, {rerankBy: "vote"}, {jumpSteps: -1}, {jumpBelow: 2}} {
 		if _, err := (&evalFlags{engine: "model", engineFlags: bad}).engines(); err == nil {
-			t.Errorf("rerank flags %+v must be refused", bad)
+			t.Errorf("engine flags %+v must be refused", bad)
 		}
 	}
 }

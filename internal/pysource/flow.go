@@ -12,7 +12,8 @@ import "slices"
 // its other clauses and what follows; a loop's header after its body; a
 // with's header, which fires again at its exit; finally blocks crossed by
 // a jump; a decorated definition's decorators, which fire again as they are
-// applied), and a construct it does not know sets no rule (nil). Nil also
+// applied; not a line that runs nothing, pysource's Silent: a string's
+// inside), and a construct it does not know sets no rule (nil). Nil also
 // for a line that runs nothing. Sorted, without repeats.
 //
 // Why: a model stepping over code at module level or in a long function
@@ -26,6 +27,7 @@ func (ix *Index) NextLines(n int) []int {
 	if out == nil {
 		return nil
 	}
+	out = slices.DeleteFunc(out, ix.Silent) // a string's inside: no event fires there
 	slices.Sort(out)
 	return slices.Compact(out)
 }
@@ -364,6 +366,16 @@ func (f *flowGraph) crossed(k, stop int) []int {
 		}
 	}
 	return out
+}
+
+// inFinally reports whether statement k is in a finally block of its frame.
+func (f *flowGraph) inFinally(k int) bool {
+	for p := f.parent[k]; p >= 0 && f.kw[p] != "def" && f.kw[p] != "class"; p = f.parent[p] {
+		if f.kw[p] == "finally" {
+			return true
+		}
+	}
+	return false
 }
 
 // handlers are where an exception inside k may go in k's frame: the

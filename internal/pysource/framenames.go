@@ -387,6 +387,21 @@ func within(d, sc *Scope) bool {
 // frameKeys keeps of names those the frame of sc shows, sorted: its locals
 // (not a function's global names; a private name in a class mangled) less,
 // in the module, dunders (the tracer hides those).
+// CallLocals lists, sorted, the names a call event on line n surely
+// shows: the parameters of the function whose call fires there (every one
+// is bound before its first event); nil where no def's code alone starts
+// on n (a class body's call shows none, a lambda's or comprehension's line
+// may start several).
+func (ix *Index) CallLocals(n int) []string {
+	opens := ix.Opens(n)
+	if len(opens) != 1 || opens[0].Kind != Function || len(opens[0].Params) == 0 {
+		return nil
+	}
+	sure := set{}
+	sure.add(opens[0].Params...)
+	return ix.frameKeys(opens[0], sure)
+}
+
 func (ix *Index) frameKeys(sc *Scope, names set) []string {
 	locals := set{}
 	locals.add(sc.Locals()...)

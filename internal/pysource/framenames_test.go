@@ -376,13 +376,13 @@ func TestLiteralConstants(t *testing.T) {
 		`D = "it"`,
 		"E = True",
 		"F = None",
-		"G = 1_000",   // not read: repr drops the underscore
+		"G = 1_000",   // repr drops the underscore
 		"H = 'a\\tb'", // an escape
 		`I = "it's"`,  // a quote
 		"J = 2",
 		"J += 1",   // bound twice
 		"K = [1]",  // a list: mutable
-		"L = 0x10", // not decimal
+		"L = 0x10", // repr in decimal
 		"M = 3.5",  // a float
 		"N = 7",
 		"def f():",
@@ -393,13 +393,14 @@ func TestLiteralConstants(t *testing.T) {
 		"    R = 1", // a class attribute
 	}, "\n") + "\n"
 	reprs := New(src).FixedReprs()
-	want := map[string]string{"A": "5", "B": "-12", "C": "'default.out'", "D": "'it'", "E": "True", "F": "None"}
+	want := map[string]string{"A": "5", "B": "-12", "C": "'default.out'", "D": "'it'", "E": "True", "F": "None",
+		"G": "1000", "L": "16", "M": "3.5"}
 	for name, r := range want {
 		if reprs[name] != r {
 			t.Errorf("FixedReprs[%s] = %q, want %q", name, reprs[name], r)
 		}
 	}
-	for _, name := range []string{"G", "H", "I", "J", "K", "L", "M", "N", "O", "P", "R"} {
+	for _, name := range []string{"H", "I", "J", "K", "N", "O", "P", "R"} {
 		if r, ok := reprs[name]; ok {
 			t.Errorf("FixedReprs[%s] = %q, want none", name, r)
 		}
@@ -421,5 +422,30 @@ func TestModuleBindOrder(t *testing.T) {
 	}
 	if New("from os import *\nx = 1\n").ModuleBindOrder() != nil {
 		t.Error("a star import may bind any name first")
+	}
+}
+
+// TestNumberRepr: a number literal's repr as CPython 3.11 writes it
+// (the table is Python's own: repr(ast.literal_eval(text)), and negated).
+func TestNumberRepr(t *testing.T) {
+	for _, tc := range []struct{ text, repr, neg string }{
+		{"0", "0", "0"}, {"00", "0", "0"}, {"7", "7", "-7"}, {"1_000_000", "1000000", "-1000000"},
+		{"0x1F", "31", "-31"}, {"0o17", "15", "-15"}, {"0b101", "5", "-5"},
+		{"0.05", "0.05", "-0.05"}, {"1e-25", "1e-25", "-1e-25"}, {"0.0000000000000000000000001", "1e-25", "-1e-25"},
+		{"1.", "1.0", "-1.0"}, {".5", "0.5", "-0.5"}, {"1e16", "1e+16", "-1e+16"},
+		{"1e15", "1000000000000000.0", "-1000000000000000.0"}, {"123.0", "123.0", "-123.0"}, {"1E5", "100000.0", "-100000.0"},
+		{"1_0.5", "10.5", "-10.5"}, {"3.14159", "3.14159", "-3.14159"},
+		{"12345678901234567.0", "1.2345678901234568e+16", "-1.2345678901234568e+16"}, {"1e999", "inf", "-inf"},
+		{"0.1", "0.1", "-0.1"}, {"2.5e-5", "2.5e-05", "-2.5e-05"}, {"100.0e-2", "1.0", "-1.0"}, {"0.0", "0.0", "-0.0"},
+		{"1e-4", "0.0001", "-0.0001"}, {"1e-3", "0.001", "-0.001"}, {"9007199254740993.0", "9007199254740992.0", "-9007199254740992.0"},
+		{"1.7976931348623157e308", "1.7976931348623157e+308", "-1.7976931348623157e+308"}, {"5e-324", "5e-324", "-5e-324"},
+		{"017", "", ""}, {"1j", "", ""}, {"1__0", "", ""}, {"1_", "", ""}, {"0x", "", ""},
+	} {
+		for neg, want := range map[bool]string{false: tc.repr, true: tc.neg} {
+			got, ok := numberRepr(tc.text, neg)
+			if ok != (want != "") || got != want {
+				t.Errorf("numberRepr(%q, %v) = %q, %v; want %q", tc.text, neg, got, ok, want)
+			}
+		}
 	}
 }

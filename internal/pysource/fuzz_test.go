@@ -37,7 +37,11 @@ func FuzzIndex(f *testing.F) {
 		for l := 0; l <= n+1; l++ {
 			_, _, _, _, _ = ix.Silent(l), ix.Quiet(l), ix.CallsProgram(l), ix.Suspends(l), ix.NeverRuns(l, true)
 			_ = ix.ReturnedName(l)
-			_, _, _ = ix.ReturnsLiteral(l)
+			for m := range ix.ReturnValues(l) {
+				if m < 1 || m > n {
+					t.Fatalf("line %d: a return on line %d out of 1..%d in %q", l, m, n, src)
+				}
+			}
 		}
 		for _, s := range append([]*Scope{ix.Module}, ix.Scopes...) {
 			for _, l := range ix.EntryLines(s) {

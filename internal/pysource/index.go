@@ -561,21 +561,167 @@ func (ix *Index) ReturnedName(n int) string {
 	return l.toks[1].text
 }
 
-// ReturnsLiteral reports, where line n's statement is `NAME = LITERAL` on
-// one line (a literal literalRepr reads) whose only next line m is `return
-// NAME` (ReturnedName), m and the literal's repr: after a line event on n
-// the frame goes on to m and returns that value. Why: after `b 5` + c on
-// `result = None` (the breakpoint cleared), r answered 0.
-func (ix *Index) ReturnsLiteral(n int) (m int, repr string, ok bool) {
-	name, repr, ok := ix.AssignsLiteral(n)
-	if !ok {
-		return 0, "", false
+// ReturnValues maps each line where the frame running line n may return,
+// after a line event on n, to the repr of the value it returns there, ""
+// where the text does not fix it; nil where it reads nothing (a generator,
+// a frame of a lambda, a comprehension or the module, a construct the flow
+// reading does not follow, a return that crosses a finally or a with exit,
+// a finally block, whose lines may carry the try's return out).
+// The lines are those NextLines and an exception's ways (into the
+// handlers, finally blocks and with exits around a line) reach from n,
+// each line of their statements: a return event fires on the line that runs `return`, or, with
+// None, on the line an exception leaves the frame from or the last line run
+// (CPython 3.11). `return LITERAL` and a bare return fix the value, and
+// `return NAME` where every line that may run right before it in that
+// reach is `NAME = LITERAL` with one literal (AssignsLiteral; not the
+// return on n itself, whose NAME the frame's locals hold). Why: after `b 4`
+// + c on `except ZeroDivisionError:`, whose handler is `result = None`
+// before `return result`, r answered 0.0.
+func (ix *Index) ReturnValues(n int) map[int]string {
+	runs := ix.RunsOn(n)
+	if !ix.StatementStarts(n) || ix.Suspends(n) || len(runs) != 1 || runs[0].Kind != Function {
+		return nil
 	}
-	next := ix.NextLines(n)
-	if len(next) != 1 || ix.ReturnedName(next[0]) != name {
-		return 0, "", false
+	reach, before := ix.returnReach(n)
+	if reach == nil {
+		return nil
 	}
-	return next[0], repr, true
+	w := ix.flowWalk()
+	out := map[int]string{}
+	for l := range reach {
+		k := ix.stmtAt[l-1]
+		st := ix.stmts[k]
+		if w.inFinally(k) {
+			return nil // a return of the try may be on its way out through here
+		}
+		returns := slices.ContainsFunc(st.toks, func(t token) bool {
+			return t.kind == tName && (t.text == "return" || t.text == "yield" || t.text == "await")
+		})
+		value := "None" // an exception's exit or the body's end
+		if returns {
+			if len(w.crossed(k, -1)) > 0 {
+				return nil
+			}
+			value = ix.returned(k, l != n, before[l])
+		}
+		for m := st.first; m <= st.last; m++ {
+			out[m] = value
+		}
+	}
+	return out
+}
+
+// ReturnLines lists, sorted, the lines where the frame running line n
+// may next return (its return event, a generator's yield included) after
+// a line event on n: every line of the statements NextLines and an
+// exception's ways reach from n (returnReach). Nil where the text does not
+// say: a line a lambda's or comprehension's frame may run too, a construct
+// the flow reading does not follow. Why: r from the module's frame named
+// a line of a class body, where only the module's lines can end it.
+func (ix *Index) ReturnLines(n int) []int {
+	if runs := ix.RunsOn(n); len(runs) != 1 || runs[0].Kind == Lambda || runs[0].Kind == Comprehension {
+		return nil
+	}
+	reach, _ := ix.returnReach(n)
+	if reach == nil {
+		return nil
+	}
+	var out []int
+	for l := range reach {
+		st := ix.stmts[ix.stmtAt[l-1]]
+		for m := st.first; m <= st.last; m++ {
+			out = append(out, m)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// CallReturnLines is ReturnLines for a call event on line n: the lines
+// where the frame of the def that call opens may next return (its yield
+// or return), those its entry lines reach; nil where the text does not
+// say (several code objects start on n, a class body, a lambda's or a
+// comprehension's call, a generator resumed on a line no def starts on).
+func (ix *Index) CallReturnLines(n int) []int {
+	opens := ix.Opens(n)
+	if len(opens) != 1 || opens[0].Kind != Function {
+		return nil
+	}
+	var out []int
+	for _, e := range ix.EntryLines(opens[0]) {
+		lines := ix.ReturnLines(e)
+		if lines == nil {
+			return nil
+		}
+		out = append(out, lines...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// returnReach is the set of lines a frame may have a line event on after
+// one on line n (n included): NextLines' closure, with where an exception
+// goes (the handlers and finally blocks around a line, the exits of the
+// withs), and per line the lines whose event may come right before its;
+// nil where the flow reading does not follow the frame's code.
+func (ix *Index) returnReach(n int) (reach map[int]bool, before map[int][]int) {
+	if n < 1 || n > len(ix.stmtAt) || ix.stmtAt[n-1] < 0 || ix.flowWalk().unknown {
+		return nil, nil
+	}
+	w := ix.flowWalk()
+	reach, before = map[int]bool{n: true}, map[int][]int{}
+	for queue := []int{n}; len(queue) > 0; queue = queue[1:] {
+		next := ix.NextLines(queue[0])
+		if next == nil {
+			return nil, nil
+		}
+		// NextLines leaves out where an exception goes
+		k := ix.stmtAt[queue[0]-1]
+		next = append(append(next, w.handlers(k)...), w.crossed(k, -1)...)
+		for _, m := range next {
+			before[m] = append(before[m], queue[0])
+			if !reach[m] {
+				reach[m] = true
+				queue = append(queue, m)
+			}
+		}
+	}
+	return reach, before
+}
+
+// returned is the repr of the value statement k returns where its text
+// fixes it: a bare return's None, `return LITERAL`'s, `return NAME`'s
+// where the line events before it (before; again: not the one already
+// fired) are all `NAME = LITERAL` with one literal; "" otherwise.
+func (ix *Index) returned(k int, again bool, before []int) string {
+	st := ix.stmts[k]
+	t := st.toks
+	switch {
+	case st.first != st.last || t[0].text != "return":
+		return ""
+	case len(t) == 1:
+		return "None"
+	case len(t) == 3 && (t[1].text+t[2].text == "[]" || t[1].text+t[2].text == "{}" || t[1].text+t[2].text == "()"):
+		return t[1].text + t[2].text
+	}
+	if len(t) == 2 || len(t) == 3 && t[1].kind == tOp && t[1].text == "-" {
+		if repr, ok := literalRepr(t[len(t)-1], len(t) == 3); ok {
+			return repr
+		}
+	}
+	name := ix.ReturnedName(st.first)
+	if name == "" || !again || len(before) == 0 {
+		return ""
+	}
+	value := ""
+	for _, p := range before {
+		n, repr, ok := ix.AssignsLiteral(p)
+		if !ok || n != name || value != "" && repr != value {
+			return ""
+		}
+		value = repr
+	}
+	return value
 }
 
 // AssignsLiteral reports, where line n's statement is `NAME = LITERAL` on

@@ -1,7 +1,11 @@
 package pysource
 
 import (
+	"fmt"
+	"math"
+	"math/big"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -371,11 +375,8 @@ func literalAssignment(toks []token) (name string, v token, neg, ok bool) {
 // the literals literalConstants reads.
 func literalRepr(v token, neg bool) (string, bool) {
 	switch {
-	case v.kind == tNumber && (v.text == "0" || v.text[0] >= '1' && v.text[0] <= '9' && strings.Trim(v.text, "0123456789") == ""):
-		if neg && v.text != "0" {
-			return "-" + v.text, true
-		}
-		return v.text, true
+	case v.kind == tNumber:
+		return numberRepr(v.text, neg)
 	case neg:
 		return "", false
 	case v.kind == tName && (v.text == "True" || v.text == "False" || v.text == "None"):
@@ -390,6 +391,80 @@ func literalRepr(v token, neg bool) (string, bool) {
 		return "'" + body + "'", true
 	}
 	return "", false
+}
+
+// numberRepr is repr of the int or float a number token's text reads
+// (negated: neg), as CPython 3.11 writes it: an int in decimal, a float by
+// the shortest digits that read back to it, in exponent form where the
+// decimal point would sit 4 or more places before them or more than 16
+// after their start ('1e-05', '1e+16', '0.0001', '123.0'). False for a
+// complex or a text Python would not read.
+func numberRepr(text string, neg bool) (string, bool) {
+	sign := ""
+	if neg {
+		sign = "-"
+	}
+	lower := strings.ToLower(text)
+	if strings.HasPrefix(lower, "0x") || strings.HasPrefix(lower, "0o") || strings.HasPrefix(lower, "0b") {
+		n, ok := new(big.Int).SetString(text, 0) // Go reads Python's prefixes and underscores alike
+		if !ok {
+			return "", false
+		}
+		if n.Sign() == 0 {
+			sign = ""
+		}
+		return sign + n.String(), true
+	}
+	if strings.Contains(text, "__") || strings.HasSuffix(text, "_") || strings.Contains(lower, "j") {
+		return "", false // a complex, or no Python number
+	}
+	digits := strings.ReplaceAll(text, "_", "")
+	if !strings.ContainsAny(lower, ".e") {
+		if strings.Trim(digits, "0123456789") != "" || len(digits) > 1 && digits[0] == '0' && strings.Trim(digits, "0") != "" {
+			return "", false // 017 is no Python int
+		}
+		n, ok := new(big.Int).SetString(digits, 10)
+		if !ok {
+			return "", false
+		}
+		if n.Sign() == 0 {
+			sign = ""
+		}
+		return sign + n.String(), true
+	}
+	if strings.Trim(strings.ToLower(digits), "0123456789.e+-") != "" {
+		return "", false
+	}
+	f, err := strconv.ParseFloat(digits, 64)
+	if err != nil && !math.IsInf(f, 0) {
+		return "", false
+	}
+	if math.IsInf(f, 0) {
+		return sign + "inf", true
+	}
+	// the shortest digits that read back (as Python's repr), and where the
+	// decimal point sits among them
+	e := strconv.FormatFloat(f, 'e', -1, 64) // d.ddde±XX
+	mant, exp, _ := strings.Cut(e, "e")
+	ds := strings.Replace(mant, ".", "", 1)
+	x, _ := strconv.Atoi(exp)
+	point := x + 1
+	if f == 0 {
+		ds, point = "0", 1
+	}
+	switch {
+	case point <= -4 || point > 16:
+		m := ds[:1]
+		if len(ds) > 1 {
+			m += "." + ds[1:]
+		}
+		return fmt.Sprintf("%s%se%+03d", sign, m, point-1), true
+	case point <= 0:
+		return sign + "0." + strings.Repeat("0", -point) + ds, true
+	case point >= len(ds):
+		return sign + ds + strings.Repeat("0", point-len(ds)) + ".0", true
+	}
+	return sign + ds[:point] + "." + ds[point:], true
 }
 
 // typeBuiltins are builtin classes whose metaclass is type, so a class

@@ -160,18 +160,31 @@ func TestPassedAndAheadHoldOnRealTraces(t *testing.T) {
 // no call right after one on a line it calls NoCall, a fresh call's
 // first line event on one of its scope's EntryLines, and after a line
 // event on `return NAME` (ReturnedName) the frame's return of NAME's value,
-// after one on `NAME = LITERAL` before it (ReturnsLiteral) that line, then
-// the return of the literal.
+// after any line event the frame's next return on one of its ReturnLines
+// and on a line ReturnValues gives, with the value it gives there, where it
+// gives one.
 func TestSilentHoldsOnRealTraces(t *testing.T) {
 	tr, programs := realTracePrograms(t)
 	defer tr.Close()
-	silent, dead, quiet, calls, noCalls, entries, returned, assigned, events := 0, 0, 0, 0, 0, 0, 0, 0, 0
+	silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, assigned, events := 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 	for _, prog := range programs {
 		trace, err := tr.Trace(context.Background(), prog)
 		if err != nil {
 			t.Fatalf("%s: %v", prog.Path, err)
 		}
 		ix := pysource.New(prog.Source)
+		// per line or call event: the index of its frame's next return event
+		returnAt, next := map[int]int{}, map[int]int{}
+		for i := len(trace.States) - 1; i >= 0; i-- {
+			switch s := trace.States[i]; s.Event {
+			case tracer.EventReturn:
+				next[s.Frame] = i
+			case tracer.EventLine, tracer.EventCall:
+				if r, ok := next[s.Frame]; ok {
+					returnAt[i] = r
+				}
+			}
+		}
 		for l := 1; l <= len(ix.Lines); l++ {
 			if ix.Silent(l) && executable(ix.Line(l)) {
 				silent++
@@ -205,11 +218,32 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 					}
 				}
 			}
-			if m, repr, ok := ix.ReturnsLiteral(s.Lineno); s.Event == tracer.EventLine && ok && i+2 < len(trace.States) {
-				returned++
-				if at, ret := trace.States[i+1], trace.States[i+2]; at.Event != tracer.EventLine || at.Lineno != m ||
-					ret.Event != tracer.EventReturn || ret.Lineno != m || ret.Arg != repr {
-					t.Errorf("%s: line %d (%q) goes on to a %s on line %d, then a %s on line %d with %q, not the return of %s on line %d", prog.Path, s.Lineno, ix.Line(s.Lineno), at.Event, at.Lineno, ret.Event, ret.Lineno, ret.Arg, repr, m)
+			if lines := ix.CallReturnLines(s.Lineno); s.Event == tracer.EventCall && lines != nil {
+				if r, ok := returnAt[i]; ok {
+					returnLines++
+					if ret := trace.States[r]; !slices.Contains(lines, ret.Lineno) {
+						t.Errorf("%s: after the call of %s on line %d the frame returns on line %d, not on CallReturnLines %v", prog.Path, s.Function, s.Lineno, ret.Lineno, lines)
+					}
+				}
+			}
+			if lines := ix.ReturnLines(s.Lineno); s.Event == tracer.EventLine && lines != nil {
+				if r, ok := returnAt[i]; ok {
+					returnLines++
+					if ret := trace.States[r]; !slices.Contains(lines, ret.Lineno) {
+						t.Errorf("%s: after line %d (%q) the frame of %s returns on line %d, not on ReturnLines %v", prog.Path, s.Lineno, ix.Line(s.Lineno), s.Function, ret.Lineno, lines)
+					}
+				}
+			}
+			if values := ix.ReturnValues(s.Lineno); s.Event == tracer.EventLine && values != nil {
+				if r, ok := returnAt[i]; ok {
+					ret := trace.States[r]
+					want, reached := values[ret.Lineno]
+					if !reached || want != "" && ret.Arg != want {
+						t.Errorf("%s: after line %d (%q) the frame returns %s on line %d, where ReturnValues gives %v", prog.Path, s.Lineno, ix.Line(s.Lineno), ret.Arg, ret.Lineno, values)
+					}
+					if want != "" {
+						fixed++
+					}
 				}
 			}
 			if name, repr, ok := ix.AssignsLiteral(s.Lineno); s.Event == tracer.EventLine && ok && i+1 < len(trace.States) {
@@ -254,9 +288,9 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 			events++
 		}
 	}
-	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent, %d dead, %d quiet; %d line events of a certain call, %d of none; %d calls to a known first line; %d returns of a name; %d literal assignments",
-		len(programs), events, silent, dead, quiet, calls, noCalls, entries, returned, assigned)
-	if silent < 50 || dead < 4 || quiet < 50 || calls < 50 || noCalls < 50 || entries < 50 || returned < 50 || assigned < 50 {
+	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent, %d dead, %d quiet; %d line events of a certain call, %d of none; %d calls to a known first line; %d returns of a name; %d returns whose value the text fixes; %d returns on ReturnLines; %d literal assignments",
+		len(programs), events, silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, assigned)
+	if silent < 50 || dead < 4 || quiet < 50 || calls < 50 || noCalls < 50 || entries < 50 || returned < 50 || fixed < 50 || returnLines < 50 || assigned < 50 {
 		t.Fatalf("too few silent or quiet lines checked: %d, %d", silent, quiet)
 	}
 }
@@ -529,7 +563,7 @@ func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 		"def outer():\n    n = 0\n    def inc():\n        nonlocal n\n        n += 1\n    inc()\n    m = n\n    if any((w := v) > 1 for v in (1, 2)):\n        m = w\n    return m\n" +
 		"for k in range(3):\n    if k:\n        late = k\n    print(outer())\n"})
 	events, sureRuled, sureNames, possRuled, possNames, modules, fixedValues, ordered := 0, 0, 0, 0, 0, 0, 0, 0
-	firstRuled, firstNames := 0, 0
+	firstRuled, firstNames, callNames := 0, 0, 0
 	for _, prog := range programs {
 		trace, err := tr.Trace(context.Background(), prog)
 		if err != nil {
@@ -546,6 +580,14 @@ func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 		rules := map[int]rule{}
 		firstSeen := map[[2]int]bool{} // frame, line
 		for _, s := range trace.States {
+			if s.Event == tracer.EventCall {
+				for _, name := range ix.CallLocals(s.Lineno) {
+					callNames++
+					if !slices.ContainsFunc(s.Locals, func(v tracer.Var) bool { return v.Name == name }) {
+						t.Errorf("%s: the call of %s on line %d lacks %q of CallLocals %v", prog.Path, s.Function, s.Lineno, name, ix.CallLocals(s.Lineno))
+					}
+				}
+			}
 			if s.Event != tracer.EventLine {
 				continue
 			}
@@ -622,10 +664,10 @@ func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d first line events of a frame on their line checked against FirstLocals (%d names fewer than PossibleLocals)", firstRuled, firstNames)
+	t.Logf("%d first line events of a frame on their line checked against FirstLocals (%d names fewer than PossibleLocals); %d parameters of calls (CallLocals)", firstRuled, firstNames, callNames)
 	t.Logf("%d programs, %d line events: %d with sure names (%d names), %d with possible names (%d names); %d imported modules' values, %d fixed functions', classes' and instances'; %d module names in a fixed order",
 		len(programs), events, sureRuled, sureNames, possRuled, possNames, modules, fixedValues, ordered)
-	if sureRuled < events/2 || possRuled < events/2 {
+	if sureRuled < events/2 || possRuled < events/2 || callNames < 1000 {
 		t.Fatalf("only %d and %d of %d line events checked", sureRuled, possRuled, events)
 	}
 }
@@ -678,6 +720,10 @@ func TestReturnedNameValue(t *testing.T) {
 		{"not shown", `<|line_sep|><|arg_sep|>{"..": ".."}<|src_sep|>    return result<|action_sep|>`, format.TokStepReturn, head, ""},
 		{"from another line", full, format.TokStepReturn, head, ""},
 		{"a literal before it", `<|line_sep|><|arg_sep|>{"a": "1", "b": "0"}<|src_sep|>        result = None<|action_sep|>`, format.TokStepReturn, head, `"None"`},
+		{"an except clause before it", `<|line_sep|><|arg_sep|>{"a": "1", "b": "0"}<|src_sep|>    except ZeroDivisionError:<|action_sep|>`, format.TokStepReturn, head, `"None"`},
+		{"an except clause, unmatched", `<|line_sep|><|arg_sep|>{"a": "1", "b": "0"}<|src_sep|>    except ZeroDivisionError:<|action_sep|>`, format.TokStepReturn,
+			`<|return_sep|><|src_sep|>    except ZeroDivisionError:<|arg_sep|>`, `"None"`},
+		{"the try body may bind another value", `<|line_sep|><|arg_sep|>{"a": "1", "b": "0"}<|src_sep|>        result = a / b<|action_sep|>`, format.TokStepReturn, head, ""},
 		{"a literal before it, one step", `<|line_sep|><|arg_sep|>{"a": "1", "b": "0"}<|src_sep|>        result = None<|action_sep|>`, format.TokStepOver, head, ""},
 		{"a finally on the way", `<|line_sep|><|arg_sep|>{"x": "2", "y": "2"}<|src_sep|>        return y<|action_sep|>`, format.TokStepReturn,
 			`<|return_sep|><|src_sep|>        return y<|arg_sep|>`, ""},
@@ -717,5 +763,32 @@ func TestAssignedLocals(t *testing.T) {
 	r := promptRules(stepPrompt(aliased, `<|line_sep|><|arg_sep|>{"loc": "{}"}<|src_sep|>    n = 42<|action_sep|>`, format.TokStepOver))
 	if got := r.valueFor(format.TokLineSep + format.TokArgSep); got != "" {
 		t.Errorf("locals() aliased: LOCALS %q, want no rule", got)
+	}
+}
+
+// TestReturnLinesRule: after step_return from a line or call frame, the
+// return frame is on a line the frame's code may reach from there
+// (ReturnLines, CallReturnLines): from the module, a module line after it,
+// never a class body's or a function's; from a function's line or call,
+// its own lines from there on.
+func TestReturnLinesRule(t *testing.T) {
+	src := "class Base:\n    x = 1\n    def m(self):\n        return self.x\n\ndef f(a):\n    b = a + 1\n    return b\n\nk = Base()\nprint(k.m(), f(1))\ny = 2\n"
+	for _, tc := range []struct {
+		name, frame string
+		lines       map[string]bool
+	}{
+		{"from the module", `<|line_sep|><|arg_sep|>{}<|src_sep|>k = Base()<|action_sep|>`,
+			map[string]bool{"k = Base()": true, "print(k.m(), f(1))": true, "y = 2": true, "    x = 1": false, "        return self.x": false, "class Base:": false}},
+		{"from a function", `<|line_sep|><|arg_sep|>{"a": "1"}<|src_sep|>    b = a + 1<|action_sep|>`,
+			map[string]bool{"    return b": true, "    b = a + 1": true, "y = 2": false, "def f(a):": false}},
+		{"from a call", `<|call_sep|><|src_sep|>def f(a):<|arg_sep|>{"a": "1"}<|action_sep|>`,
+			map[string]bool{"    return b": true, "    b = a + 1": true, "y = 2": false, "print(k.m(), f(1))": false}},
+	} {
+		r := promptRules(stepPrompt(src, tc.frame, format.TokStepReturn))
+		for line, ok := range tc.lines {
+			if got := r.linesFor(format.TokReturnSep + format.TokSrcSep).contains(line); got != ok {
+				t.Errorf("%s: a return on %q allowed = %v, want %v", tc.name, line, got, ok)
+			}
+		}
 	}
 }

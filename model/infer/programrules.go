@@ -221,9 +221,17 @@ func (r *programRules) wholeFrame(cur string) bool {
 
 // sureNames are the names every frame the frame text cur may show holds:
 // pysource's SureLocals of each line cur's line may be (a forward line
-// frame's: every line linesFor leaves it), intersected; nil where one
-// line has none or the text does not place it.
+// frame's: every line linesFor leaves it), intersected, or a call's
+// parameters (CallLocals); nil where one line has none or the text does
+// not place it.
 func (r *programRules) sureNames(cur string) []string {
+	if strings.HasPrefix(cur, format.TokCallSep) || strings.HasPrefix(cur, format.TokInvCallSep) {
+		i, j := strings.Index(cur, format.TokSrcSep), strings.Index(cur, format.TokArgSep)
+		if i < 0 || j < i {
+			return nil
+		}
+		return r.scopes.callLocals(cur[i+len(format.TokSrcSep) : j])
+	}
 	return commonNames(func(yield func([]string) bool) {
 		for _, l := range r.lineFrameLines(cur) {
 			if !yield(r.scopes.sureLocals(l)) {

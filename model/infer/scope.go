@@ -443,6 +443,8 @@ func (s *scopeRules) withFlow(rule map[string]sortedSet, prompt string) map[stri
 		toks = []string{format.TokLineSep}
 	case debugger.InvStepInto, debugger.InvStepOver:
 		toks = []string{format.TokInvLineSep, format.TokInvLineCallSep}
+	case debugger.StepReturn:
+		return s.withReturnLines(rule, last[:k+len(format.TokActionSep)])
 	default:
 		return rule
 	}
@@ -495,6 +497,49 @@ func (s *scopeRules) withFlow(rule map[string]sortedSet, prompt string) map[stri
 	case step.Action == debugger.StepInto && s.calls(f.Src) == pysource.NoCall:
 		out[format.TokCallSep] = sortedSet{}
 	}
+	return out
+}
+
+// withReturnLines narrows rule after step_return from a line or call
+// frame (the text last): the frame returns on one of the lines its code
+// may reach from there (pysource's ReturnLines, CallReturnLines from a
+// call; every line of the frame's text alike). Where the text does not
+// place it, the rule stays as it was.
+func (s *scopeRules) withReturnLines(rule map[string]sortedSet, last string) map[string]sortedSet {
+	f, err := format.ParseFrame(last)
+	if err != nil || f.Kind != format.Line && f.Kind != format.Call || f.Src == "" {
+		return rule
+	}
+	returnLines := s.ix.ReturnLines
+	if f.Kind == format.Call {
+		returnLines = s.ix.CallReturnLines
+	}
+	lines := sortedSet{}
+	for j, l := range s.lines {
+		if l != f.Src {
+			continue
+		}
+		at := returnLines(j + 1)
+		if at == nil {
+			return rule
+		}
+		for _, m := range at {
+			lines = append(lines, s.ix.Line(m))
+		}
+	}
+	lines = slices.DeleteFunc(lines, func(l string) bool { return !executable(l) })
+	lines.sort()
+	if cur, ok := rule[format.TokReturnSep]; ok {
+		lines = slices.DeleteFunc(lines, func(l string) bool { return !cur.contains(l) })
+	}
+	if len(lines) == 0 {
+		return rule
+	}
+	out := maps.Clone(rule)
+	if out == nil {
+		out = map[string]sortedSet{}
+	}
+	out[format.TokReturnSep] = lines
 	return out
 }
 
@@ -634,6 +679,18 @@ func (s *scopeRules) sureLocals(src string) []string {
 	return sure
 }
 
+// callLocals is the intersection of pysource's CallLocals over the lines
+// of text src: the parameters a call event there surely shows.
+func (s *scopeRules) callLocals(src string) []string {
+	return commonNames(func(yield func([]string) bool) {
+		for j, l := range s.lines {
+			if l == src && !yield(s.ix.CallLocals(j+1)) {
+				return
+			}
+		}
+	})
+}
+
 // commonNames is the names every list of each holds, nil where one holds
 // none (each stops there).
 func commonNames(each iter.Seq[[]string]) []string {
@@ -715,7 +772,7 @@ func (s *scopeRules) freshBreak(prompt string) bool {
 // Nil where the last frame is no return of a function the program's text
 // names (a line in two functions of other names, a lambda, the module).
 // From a line frame: the return of `return NAME` (returnedName) or, by
-// step_return, of `NAME = LITERAL` before it (returnedLiteral).
+// step_return, the values the text fixes on the way out (returnedValues).
 func (s *scopeRules) returnValues(prompt string) map[string]string {
 	last, k, step, err := lastStep(prompt)
 	if err != nil || step.Action != debugger.StepInto && step.Action != debugger.StepOver && step.Action != debugger.StepReturn {
@@ -724,7 +781,7 @@ func (s *scopeRules) returnValues(prompt string) map[string]string {
 	f, err := format.ParseFrame(last[:k+len(format.TokActionSep)])
 	if err == nil && f.Kind == format.Line {
 		if step.Action == debugger.StepReturn {
-			if v := s.returnedLiteral(f.Src); v != nil {
+			if v := s.returnedValues(f.Src); v != nil {
 				return v
 			}
 		}
@@ -831,24 +888,39 @@ func (s *scopeRules) assignedLocals(prompt string) string {
 	return text
 }
 
-// returnedLiteral pins the return frame step_return reaches from a line
-// event on `NAME = LITERAL` followed only by `return NAME` (pysource's
-// ReturnsLiteral; every line of text src alike) to the literal's repr.
-func (s *scopeRules) returnedLiteral(src string) map[string]string {
-	var out map[string]string
+// returnedValues pins the return frames step_return may reach from a line
+// event on text src to the values the program's text fixes there
+// (pysource's ReturnValues), where every line of text src that may
+// return on a line of one text agrees on its value.
+func (s *scopeRules) returnedValues(src string) map[string]string {
+	byText := map[string]string{}
 	for j, l := range s.lines {
 		if l != src {
 			continue
 		}
-		m, repr, ok := s.ix.ReturnsLiteral(j + 1)
-		if !ok {
+		values := s.ix.ReturnValues(j + 1)
+		if values == nil {
 			return nil
 		}
-		head, value, ok := returnFrame(s.ix.Line(m), repr)
-		if !ok || out != nil && out[head] != value {
-			return nil
+		for m, repr := range values {
+			text := s.ix.Line(m)
+			if v, seen := byText[text]; seen && v != repr {
+				repr = ""
+			}
+			byText[text] = repr
 		}
-		out = map[string]string{head: value}
+	}
+	var out map[string]string
+	for text, repr := range byText {
+		if repr == "" {
+			continue
+		}
+		if head, value, ok := returnFrame(text, repr); ok {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[head] = value
+		}
 	}
 	return out
 }

@@ -189,7 +189,7 @@ func TestProgramScopes(t *testing.T) {
 		want   []string // nil: no rule for tok
 	}{
 		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>        s = '''text<|action_sep|>`, format.TokStepOver), format.TokLineSep,
-			[]string{"        s = '''text", "def not_a_def():", "'''", "        return f(*a,", "  1)"}}, // its own lines, then the return
+			[]string{"        s = '''text", "        return f(*a,", "  1)"}}, // its own lines (not the string's inside), then the return
 		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>        s = '''text<|action_sep|>`, format.TokStepOver), format.TokReturnSep, block1},
 		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>def deco(f):  # (<|action_sep|>`, format.TokStepInto), format.TokLineSep,
 			[]string{"class K:"}}, // over the def's body
