@@ -405,6 +405,34 @@ func (ix *Index) closedCalls() bool {
 	return ix.closed
 }
 
+// CalledByModule reports whether every call of def s comes from the
+// module's own frame: s is a def of the module in a program whose code
+// runs only where its text calls it by name (closedCalls), and every other
+// token naming it is a call on a line only the module's code runs (not in
+// a function, a class body or a comprehension). Then the frame a call of s
+// returns to, and steps back to, is the module's.
+func (ix *Index) CalledByModule(s *Scope) bool {
+	if s == nil || s.Kind != Function || s.Parent != ix.Module || s.First != s.Line || !ix.closedCalls() {
+		return false
+	}
+	for k, l := range ix.stmts {
+		for i, t := range l.toks {
+			if t.kind != tName || t.text != s.Name {
+				continue
+			}
+			if i > 0 && l.toks[i-1].text == "def" && t.line == s.Line {
+				continue // its own def
+			}
+			runs := ix.RunsOn(t.line)
+			call := i+1 < len(l.toks) && l.toks[i+1].text == "(" && (i == 0 || l.toks[i-1].text != ".")
+			if !call || ix.owner[k] != ix.Module || len(runs) != 1 || runs[0] != ix.Module {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // readCalls reads what CallsProgram needs once per program.
 func (ix *Index) readCalls() {
 	ix.flowOnce.Do(ix.buildFlow)

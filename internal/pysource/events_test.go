@@ -328,3 +328,28 @@ func TestReturnValues(t *testing.T) {
 		})
 	}
 }
+
+// TestCalledByModule: the defs whose every call comes from the module's
+// own frame, in a program whose code runs only where called by name.
+func TestCalledByModule(t *testing.T) {
+	for _, tc := range []struct {
+		name, src string
+		want      map[string]bool
+	}{
+		{"module calls", "def f(a):\n    return g(a)\ndef g(b):\n    return b\nif __name__ == '__main__':\n    print(f(1), f(2))\n", map[string]bool{"f": true, "g": false}},
+		{"a comprehension calls", "def f(a):\n    return a\nxs = [f(x) for x in range(3)]\n", map[string]bool{"f": false}},
+		{"passed on", "def f(a):\n    return a\nprint(list(map(f, [1])))\n", map[string]bool{"f": false}},
+		{"a class body calls", "def f(a):\n    return a\nclass C:\n    x = f(1)\n", map[string]bool{"f": false}},
+		{"decorated", "import functools\n@functools.cache\ndef f(a):\n    return a\nf(1)\n", map[string]bool{"f": false}},
+		{"an attribute of the same name", "def f(a):\n    return a\nclass C:\n    def f(self):\n        return 1\nprint(f(1), C().f())\n", map[string]bool{"f": false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ix := New(tc.src)
+			for _, s := range ix.Scopes {
+				if want, ok := tc.want[s.Name]; ok && s.Parent == ix.Module && ix.CalledByModule(s) != want {
+					t.Errorf("CalledByModule(%s) = %v, want %v", s.Name, !want, want)
+				}
+			}
+		})
+	}
+}

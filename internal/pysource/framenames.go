@@ -384,9 +384,6 @@ func within(d, sc *Scope) bool {
 	return false
 }
 
-// frameKeys keeps of names those the frame of sc shows, sorted: its locals
-// (not a function's global names; a private name in a class mangled) less,
-// in the module, dunders (the tracer hides those).
 // CallLocals lists, sorted, the names a call event on line n surely
 // shows: the parameters of the function whose call fires there (every one
 // is bound before its first event); nil where no def's code alone starts
@@ -402,6 +399,26 @@ func (ix *Index) CallLocals(n int) []string {
 	return ix.frameKeys(opens[0], sure)
 }
 
+// CallPossible lists, sorted, the names a call event on line n may show:
+// the parameters and free variables of the def whose call fires there
+// (nothing else is bound before its first instruction); nil where no def's
+// code alone starts on n, or the def may bind names its text does not show.
+func (ix *Index) CallPossible(n int) []string {
+	opens := ix.Opens(n)
+	if len(opens) != 1 || opens[0].Kind != Function || opens[0].open {
+		return nil
+	}
+	may := set{}
+	may.add(opens[0].Params...)
+	for name := range opens[0].free {
+		may.add(name)
+	}
+	return ix.frameKeys(opens[0], may)
+}
+
+// frameKeys keeps of names those the frame of sc shows, sorted: its locals
+// (not a function's global names; a private name in a class mangled) less,
+// in the module, dunders (the tracer hides those).
 func (ix *Index) frameKeys(sc *Scope, names set) []string {
 	locals := set{}
 	locals.add(sc.Locals()...)

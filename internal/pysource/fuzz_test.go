@@ -44,6 +44,7 @@ func FuzzIndex(f *testing.F) {
 			}
 		}
 		for _, s := range append([]*Scope{ix.Module}, ix.Scopes...) {
+			_ = ix.CalledByModule(s)
 			for _, l := range ix.EntryLines(s) {
 				if l < 1 || l > n {
 					t.Fatalf("%s: entry line %d out of 1..%d in %q", s.Qualname, l, n, src)

@@ -566,17 +566,16 @@ func (ix *Index) ReturnedName(n int) string {
 // where the text does not fix it; nil where it reads nothing (a generator,
 // a frame of a lambda, a comprehension or the module, a construct the flow
 // reading does not follow, a return that crosses a finally or a with exit,
-// a finally block, whose lines may carry the try's return out).
-// The lines are those NextLines and an exception's ways (into the
-// handlers, finally blocks and with exits around a line) reach from n,
-// each line of their statements: a return event fires on the line that runs `return`, or, with
-// None, on the line an exception leaves the frame from or the last line run
-// (CPython 3.11). `return LITERAL` and a bare return fix the value, and
-// `return NAME` where every line that may run right before it in that
-// reach is `NAME = LITERAL` with one literal (AssignsLiteral; not the
-// return on n itself, whose NAME the frame's locals hold). Why: after `b 4`
-// + c on `except ZeroDivisionError:`, whose handler is `result = None`
-// before `return result`, r answered 0.0.
+// a finally block, whose lines may carry the try's return out). The lines
+// are those of the statements returnReach finds. A return event fires on
+// the line that runs `return`, or, with None, on the line an exception
+// leaves the frame from or the last line run (CPython 3.11). `return
+// LITERAL` and a bare return fix the value, and `return NAME` where every
+// line that may run right before it in that reach is `NAME = LITERAL` with
+// one literal (AssignsLiteral; not the return on n itself, whose NAME the
+// frame's locals hold). Why: after `b 4` + c on `except
+// ZeroDivisionError:`, whose handler is `result = None` before `return
+// result`, r answered 0.0.
 func (ix *Index) ReturnValues(n int) map[int]string {
 	runs := ix.RunsOn(n)
 	if !ix.StatementStarts(n) || ix.Suspends(n) || len(runs) != 1 || runs[0].Kind != Function {
@@ -665,10 +664,10 @@ func (ix *Index) CallReturnLines(n int) []int {
 // withs), and per line the lines whose event may come right before its;
 // nil where the flow reading does not follow the frame's code.
 func (ix *Index) returnReach(n int) (reach map[int]bool, before map[int][]int) {
-	if n < 1 || n > len(ix.stmtAt) || ix.stmtAt[n-1] < 0 || ix.flowWalk().unknown {
+	w := ix.flowWalk()
+	if n < 1 || n > len(ix.stmtAt) || ix.stmtAt[n-1] < 0 || w.unknown {
 		return nil, nil
 	}
-	w := ix.flowWalk()
 	reach, before = map[int]bool{n: true}, map[int][]int{}
 	for queue := []int{n}; len(queue) > 0; queue = queue[1:] {
 		next := ix.NextLines(queue[0])

@@ -166,7 +166,7 @@ func TestPassedAndAheadHoldOnRealTraces(t *testing.T) {
 func TestSilentHoldsOnRealTraces(t *testing.T) {
 	tr, programs := realTracePrograms(t)
 	defer tr.Close()
-	silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, assigned, events := 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+	silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, byModule, assigned, events := 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 	for _, prog := range programs {
 		trace, err := tr.Trace(context.Background(), prog)
 		if err != nil {
@@ -216,6 +216,12 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 					if next := trace.States[i+1]; next.Event != tracer.EventReturn || next.Lineno != s.Lineno || next.Arg != s.Locals[v].Value {
 						t.Errorf("%s: line %d (%q), where %s = %s, is followed by a %s event on line %d with %q, not its return", prog.Path, s.Lineno, ix.Line(s.Lineno), name, s.Locals[v].Value, next.Event, next.Lineno, next.Arg)
 					}
+				}
+			}
+			if opens := ix.Opens(s.Lineno); s.Event == tracer.EventCall && len(opens) == 1 && ix.CalledByModule(opens[0]) {
+				byModule++
+				if s.Depth != 1 {
+					t.Errorf("%s: %s, which CalledByModule says only the module calls, is called at depth %d", prog.Path, s.Function, s.Depth)
 				}
 			}
 			if lines := ix.CallReturnLines(s.Lineno); s.Event == tracer.EventCall && lines != nil {
@@ -288,9 +294,9 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 			events++
 		}
 	}
-	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent, %d dead, %d quiet; %d line events of a certain call, %d of none; %d calls to a known first line; %d returns of a name; %d returns whose value the text fixes; %d returns on ReturnLines; %d literal assignments",
-		len(programs), events, silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, assigned)
-	if silent < 50 || dead < 4 || quiet < 50 || calls < 50 || noCalls < 50 || entries < 50 || returned < 50 || fixed < 50 || returnLines < 50 || assigned < 50 {
+	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent, %d dead, %d quiet; %d line events of a certain call, %d of none; %d calls to a known first line; %d returns of a name; %d returns whose value the text fixes; %d returns on ReturnLines; %d calls of defs only the module calls; %d literal assignments",
+		len(programs), events, silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, byModule, assigned)
+	if silent < 50 || dead < 4 || quiet < 50 || calls < 50 || noCalls < 50 || entries < 50 || returned < 50 || fixed < 50 || returnLines < 50 || byModule < 20 || assigned < 50 {
 		t.Fatalf("too few silent or quiet lines checked: %d, %d", silent, quiet)
 	}
 }
@@ -563,7 +569,7 @@ func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 		"def outer():\n    n = 0\n    def inc():\n        nonlocal n\n        n += 1\n    inc()\n    m = n\n    if any((w := v) > 1 for v in (1, 2)):\n        m = w\n    return m\n" +
 		"for k in range(3):\n    if k:\n        late = k\n    print(outer())\n"})
 	events, sureRuled, sureNames, possRuled, possNames, modules, fixedValues, ordered := 0, 0, 0, 0, 0, 0, 0, 0
-	firstRuled, firstNames, callNames := 0, 0, 0
+	firstRuled, firstNames, callNames, callPossible := 0, 0, 0, 0
 	for _, prog := range programs {
 		trace, err := tr.Trace(context.Background(), prog)
 		if err != nil {
@@ -580,6 +586,14 @@ func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 		rules := map[int]rule{}
 		firstSeen := map[[2]int]bool{} // frame, line
 		for _, s := range trace.States {
+			if may := ix.CallPossible(s.Lineno); s.Event == tracer.EventCall && may != nil {
+				for _, v := range s.Locals {
+					callPossible++
+					if !slices.Contains(may, v.Name) {
+						t.Errorf("%s: the call of %s on line %d holds %q, not in CallPossible %v", prog.Path, s.Function, s.Lineno, v.Name, may)
+					}
+				}
+			}
 			if s.Event == tracer.EventCall {
 				for _, name := range ix.CallLocals(s.Lineno) {
 					callNames++
@@ -664,10 +678,10 @@ func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d first line events of a frame on their line checked against FirstLocals (%d names fewer than PossibleLocals); %d parameters of calls (CallLocals)", firstRuled, firstNames, callNames)
+	t.Logf("%d first line events of a frame on their line checked against FirstLocals (%d names fewer than PossibleLocals); %d parameters of calls (CallLocals); %d names of calls (CallPossible)", firstRuled, firstNames, callNames, callPossible)
 	t.Logf("%d programs, %d line events: %d with sure names (%d names), %d with possible names (%d names); %d imported modules' values, %d fixed functions', classes' and instances'; %d module names in a fixed order",
 		len(programs), events, sureRuled, sureNames, possRuled, possNames, modules, fixedValues, ordered)
-	if sureRuled < events/2 || possRuled < events/2 || callNames < 1000 {
+	if sureRuled < events/2 || possRuled < events/2 || callNames < 1000 || callPossible < 1000 {
 		t.Fatalf("only %d and %d of %d line events checked", sureRuled, possRuled, events)
 	}
 }
@@ -789,6 +803,82 @@ func TestReturnLinesRule(t *testing.T) {
 			if got := r.linesFor(format.TokReturnSep + format.TokSrcSep).contains(line); got != ok {
 				t.Errorf("%s: a return on %q allowed = %v, want %v", tc.name, line, got, ok)
 			}
+		}
+	}
+}
+
+// TestBackStepLosesName: one step back in a frame to a line where one of
+// its names cannot be bound yet, the inverse line frame shows every local
+// (format.Builder cannot elide a name that is gone): no "..", and the
+// names the frame must hold there; where every name may still be held, ".."
+// stays allowed. One step back from a call lands in another frame, shown
+// whole too.
+func TestBackStepLosesName(t *testing.T) {
+	src := "import math\nx = 1\nfor i in range(2):\n    y = i\nimport doctest\ndoctest.testmod()\ndef f(a):\n    return a\ny = f(2)\n"
+	for _, tc := range []struct {
+		name, frame, action, answer string
+		whole                       bool
+	}{
+		{"the import is undone", `<|line_sep|><|arg_sep|>{"math": "<module 'math'>", "x": "1", "i": "1", "y": "1", "doctest": "<module 'doctest'>"}<|src_sep|>doctest.testmod()<|action_sep|>`,
+			format.TokInvStepOver, `<|inv_line_sep|><|src_sep|>import doctest<|arg_sep|>`, true},
+		{"inv_step_into alike", `<|line_sep|><|arg_sep|>{"math": "<module 'math'>", "x": "1"}<|src_sep|>for i in range(2):<|action_sep|>`,
+			format.TokInvStepInto, `<|inv_line_sep|><|src_sep|>x = 1<|arg_sep|>`, true},
+		{"a loop may hold it", `<|line_sep|><|arg_sep|>{"math": "<module 'math'>", "x": "1", "i": "0", "y": "0"}<|src_sep|>for i in range(2):<|action_sep|>`,
+			format.TokInvStepOver, `<|inv_line_sep|><|src_sep|>    y = i<|arg_sep|>`, false},
+		{"back from a call: another frame", `<|inv_call_sep|><|src_sep|>def f(a):<|arg_sep|>{"a": "1"}<|action_sep|>`,
+			format.TokInvStepInto, `<|inv_line_sep|><|src_sep|>y = f(2)<|arg_sep|>`, true},
+		{"forward steps elide", `<|line_sep|><|arg_sep|>{"math": "<module 'math'>", "x": "1"}<|src_sep|>x = 1<|action_sep|>`,
+			format.TokStepOver, `<|line_sep|><|arg_sep|>`, false},
+	} {
+		r := promptRules(stepPrompt(src, tc.frame, tc.action))
+		if got := r.wholeFrame(tc.answer); got != tc.whole {
+			t.Errorf("%s: whole frame %v, want %v", tc.name, got, tc.whole)
+		}
+		if names := r.namesFor(tc.answer); tc.whole && names.contains("..") {
+			t.Errorf("%s: names %q allow \"..\"", tc.name, names)
+		}
+	}
+}
+
+// TestCallFrameNames: a call frame may show only its def's parameters and
+// free variables (CallPossible) and must show every parameter (CallLocals).
+func TestCallFrameNames(t *testing.T) {
+	src := "def outer(n):\n    k = 2\n    def f(a, b=1):\n        c = a + k\n        return c\n    return f(n)\nprint(outer(3))\n"
+	r := promptRules(stepPrompt(src, `<|line_sep|><|arg_sep|>{"n": "3", "k": "2", "f": "<function outer.<locals>.f at 0x0>"}<|src_sep|>    return f(n)<|action_sep|>`, format.TokStepInto))
+	cur := `<|call_sep|><|src_sep|>    def f(a, b=1):<|arg_sep|>`
+	names := r.namesFor(cur)
+	for name, ok := range map[string]bool{"a": true, "b": true, "k": true, "c": false, "n": false, "..": false} {
+		if names.contains(name) != ok {
+			t.Errorf("call frame names %q: %q allowed = %v, want %v", names, name, !ok, ok)
+		}
+	}
+	if got := r.sureNames(cur); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("call frame must hold %q, want [a b]", got)
+	}
+}
+
+// TestBackToTheModuleCall: in a script, inv_step_call from the module's
+// frame, or from the call of a def only the module's frame calls, goes
+// back to the module's call: no line, no local. Not from a def another
+// function calls.
+func TestBackToTheModuleCall(t *testing.T) {
+	src := "def f(a):\n    return g(a) + 1\ndef g(b):\n    return b * 2\nx = f(1)\nprint(x)\n"
+	call := `<|call_sep|><|src_sep|><|arg_sep|>{}<|action_sep|><|step_into|><|frame_sep|>`
+	for _, tc := range []struct {
+		name, frame string
+		module      bool
+	}{
+		{"from the module", `<|inv_line_sep|><|src_sep|>print(x)<|arg_sep|>{"f": "<function f at 0x0>", "g": "<function g at 0x0>", "x": "3"}<|action_sep|>`, true},
+		{"from the call of f", `<|inv_call_sep|><|src_sep|>def f(a):<|arg_sep|>{"a": "1"}<|action_sep|>`, true},
+		{"from the call of g, which f calls", `<|inv_call_sep|><|src_sep|>def g(b):<|arg_sep|>{"b": "1"}<|action_sep|>`, false},
+	} {
+		r := promptRules(stepPrompt(src, call+tc.frame, format.TokInvStepCall))
+		got := r.linesFor(format.TokInvCallSep+format.TokSrcSep).contains("") && !r.linesFor(format.TokInvCallSep+format.TokSrcSep).contains("def f(a):")
+		if got != tc.module {
+			t.Errorf("%s: inv_call lines %q, want only the module's call: %v", tc.name, r.linesFor(format.TokInvCallSep+format.TokSrcSep), tc.module)
+		}
+		if names := r.namesFor(format.TokInvCallSep + format.TokSrcSep + format.TokArgSep); tc.module && len(names) != 0 {
+			t.Errorf("%s: the module's call may show %q", tc.name, names)
 		}
 	}
 }

@@ -193,8 +193,8 @@ func TestProgramRules(t *testing.T) {
 	}
 	for _, tc := range []struct{ text, want string }{
 		{"<|line_sep|><|arg_sep|>{}<|src_sep|>    re", "<|line_sep|><|arg_sep|>{}<|src_sep|>    return f([1])"},
-		{`<|call_sep|><|src_sep|>def f(xs):  # sum<|arg_sep|>{"x`, `<|call_sep|><|src_sep|>def f(xs):  # sum<|arg_sep|>{"x`},
-		{`<|call_sep|><|src_sep|>def f(xs):  # sum<|arg_sep|>{"to`, `<|call_sep|><|src_sep|>def f(xs):  # sum<|arg_sep|>{"tot`},
+		{`<|call_sep|><|src_sep|>def f(xs):  # sum<|arg_sep|>{"x`, `<|call_sep|><|src_sep|>def f(xs):  # sum<|arg_sep|>{"xs`},  // a call shows its parameters only
+		{`<|call_sep|><|src_sep|>def f(xs):  # sum<|arg_sep|>{"to`, `<|call_sep|><|src_sep|>def f(xs):  # sum<|arg_sep|>{"to`}, // no name it may show starts so
 		{`<|call_sep|><|src_sep|>def f(xs):  # sum<|arg_sep|>{"xs": "to`, `<|call_sep|><|src_sep|>def f(xs):  # sum<|arg_sep|>{"xs": "to`},
 	} {
 		if got := r.completeOpen(tc.text); got != tc.want {

@@ -214,9 +214,29 @@ func (r *programRules) wholeAllowed(cur, json string) bool {
 }
 
 // wholeFrame reports whether the frame text cur shows every local: a call,
-// or any frame where the prompt says so (wholeAnswer).
+// any frame where the prompt says so (wholeAnswer), or an inverse line
+// frame that has lost a name of the frame it steps back from (nameGone).
 func (r *programRules) wholeFrame(cur string) bool {
-	return r.whole || strings.HasPrefix(cur, format.TokCallSep) || strings.HasPrefix(cur, format.TokInvCallSep)
+	return r.whole || strings.HasPrefix(cur, format.TokCallSep) || strings.HasPrefix(cur, format.TokInvCallSep) || r.nameGone(cur)
+}
+
+// nameGone reports whether the inverse line frame text cur (its line
+// written) is one step back in the frame of the prompt's last line frame
+// and one of that frame's names cannot be bound at its line (heldAt): a
+// frame that lost a name shows every local, as format.Builder writes it
+// (".." stands for names unchanged, and cannot say that one is gone). Why:
+// stepping back from `doctest.testmod()` to `import doctest` the model
+// wrote three module names and "..", where the frame shows all but doctest.
+func (r *programRules) nameGone(cur string) bool {
+	if len(r.backFrom) == 0 || !strings.HasPrefix(cur, format.TokInvLineSep) {
+		return false
+	}
+	i, j := strings.Index(cur, format.TokSrcSep), strings.Index(cur, format.TokArgSep)
+	if i < 0 || j < i {
+		return false
+	}
+	held := r.scopes.heldAt(cur[i+len(format.TokSrcSep):j], false)
+	return held != nil && slices.ContainsFunc(r.backFrom, func(n string) bool { return !held.contains(n) })
 }
 
 // sureNames are the names every frame the frame text cur may show holds:
@@ -351,6 +371,9 @@ type programRules struct {
 	// a breakpoint from the module's frame: its stop in a function is the
 	// first run of its line in a new frame (freshBreak)
 	freshBreak bool
+	// the names the last frame holds when the step asked goes back from a
+	// line frame into its own frame (backNames)
+	backFrom []string
 }
 
 // linesFor is the set a source line of the frame text cur may come from:
@@ -459,8 +482,12 @@ func (r *programRules) namesFor(cur string) sortedSet {
 	}
 	call := strings.HasPrefix(cur, format.TokCallSep) || strings.HasPrefix(cur, format.TokInvCallSep)
 	src := cur[i+len(format.TokSrcSep) : j]
-	if call {
-		names = r.scopes.namesOf(src, true)
+	if call && src == "" {
+		names = sortedSet{} // a script's module call: nothing is bound yet (the tracer hides dunders)
+	} else if call {
+		if names = r.scopes.callNames(src); names == nil {
+			names = r.scopes.namesOf(src, true)
+		}
 	} else {
 		names = r.scopes.heldAt(src, r.freshBreak)
 	}
@@ -480,6 +507,30 @@ func (r *programRules) unelided(cur string, names sortedSet) sortedSet {
 		return names
 	}
 	return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == ".." })
+}
+
+// backNames are the names of the prompt's last frame, merged over the
+// frames it elides, where the step asked from it is inv_step_into or
+// inv_step_over and it is a line frame: an inverse line frame answering
+// it is one step back in the same frame. Nil otherwise.
+func backNames(prompt string) []string {
+	last, k, step, err := lastStep(prompt)
+	if err != nil || step.Action != debugger.InvStepInto && step.Action != debugger.InvStepOver {
+		return nil
+	}
+	f, err := format.ParseFrame(last[:k+len(format.TokActionSep)])
+	if err != nil || f.Kind != format.Line && f.Kind != format.InvLine {
+		return nil
+	}
+	locals, ok := format.LastLocals(promptFrames(prompt))
+	if !ok {
+		return nil
+	}
+	names := make([]string, len(locals))
+	for i, v := range locals {
+		names[i] = v.Name
+	}
+	return names
 }
 
 func allContained(set sortedSet, xs []string) bool {
@@ -517,6 +568,7 @@ func promptRules(prompt string) *programRules {
 	r.order = r.scopes.ix.ModuleBindOrder()
 	r.modules = r.scopes.ix.ImportedModules()
 	r.whole = wholeAnswer(prompt)
+	r.backFrom = backNames(prompt)
 	r.lines.sort()
 	r.calls = append(sortedSet{""}, r.lines...)
 	r.holdEnds()
@@ -749,7 +801,8 @@ func (s sortedSet) hasPrefix(x string) bool {
 
 // wholeAnswer reports whether the format shows every local of the answer
 // to the prompt's last action, whatever its kind: after a breakpoint or
-// continue jump, and after a frame without locals.
+// continue jump, after a frame without locals, and one step back from a
+// call, which lands in another frame (format.Builder diffs only within one).
 func wholeAnswer(prompt string) bool {
 	last, k, step, err := lastStep(prompt)
 	if err != nil {
@@ -759,5 +812,6 @@ func wholeAnswer(prompt string) bool {
 		return true
 	}
 	f, err := format.ParseFrame(last[:k+len(format.TokActionSep)])
-	return err == nil && !f.Kind.HasLocals()
+	back := step.Action == debugger.InvStepInto || step.Action == debugger.InvStepOver
+	return err == nil && (!f.Kind.HasLocals() || back && f.Kind == format.InvCall)
 }

@@ -277,6 +277,12 @@ func (s *scopeRules) functionLines(prompt string, script bool) map[string]sorted
 	if err != nil {
 		return nil
 	}
+	if step.Action == debugger.InvStepCall && script && s.backToModuleCall(f) {
+		// the module's call: no line (a script's module has no caller)
+		none := sortedSet{}
+		return map[string]sortedSet{format.TokInvCallSep: {""}, format.TokInvLineSep: none, format.TokInvLineCallSep: none,
+			format.TokInvReturnSep: none, format.TokInvExceptionSep: none, format.TokInvExitEntry: none}
+	}
 	scopes := map[int]bool{}
 	for j, l := range s.lines {
 		if l != f.Src {
@@ -324,6 +330,32 @@ func (s *scopeRules) functionLines(prompt string, script bool) map[string]sorted
 	calls = append(calls, lines...)
 	calls.sort()
 	return map[string]sortedSet{format.TokInvLineSep: lines, format.TokInvLineCallSep: lines, format.TokInvCallSep: calls}
+}
+
+// backToModuleCall reports whether inv_step_call from frame f goes back to
+// a script's module call: f is the module's (on a line only the module
+// runs), or the call of a def only the module's frame calls (pysource's
+// CalledByModule, every def starting on a line of f's text alike), from
+// whose call the step goes back to its caller's call.
+func (s *scopeRules) backToModuleCall(f format.Frame) bool {
+	switch f.Kind {
+	case format.InvLine, format.InvLineCall, format.InvReturn, format.InvException:
+		return s.moduleOnly(f.Src)
+	case format.InvCall:
+		found := false
+		for j, l := range s.lines {
+			if l != f.Src || f.Src == "" {
+				continue
+			}
+			opens := s.ix.Opens(j + 1)
+			if len(opens) != 1 || !s.ix.CalledByModule(opens[0]) {
+				return false
+			}
+			found = true
+		}
+		return found
+	}
+	return false
 }
 
 // silent reports whether every line of text src runs nothing (pysource's
@@ -677,6 +709,28 @@ func (s *scopeRules) sureLocals(src string) []string {
 	})
 	s.sure[src] = sure
 	return sure
+}
+
+// callNames is the union of pysource's CallPossible over the lines of
+// text src that start a def's code (the names its call event may show);
+// nil where one of them does not say.
+func (s *scopeRules) callNames(src string) sortedSet {
+	var names sortedSet
+	for j, l := range s.lines {
+		if l != src {
+			continue
+		}
+		may := s.ix.CallPossible(j + 1)
+		if may == nil {
+			return nil
+		}
+		names = append(names, may...)
+	}
+	if names == nil {
+		return nil
+	}
+	names.sort()
+	return names
 }
 
 // callLocals is the intersection of pysource's CallLocals over the lines

@@ -294,7 +294,7 @@ func TestReturnValues(t *testing.T) {
 // lines, the running function's scope, LOCALS keys of the frame's
 // function), counts the steps whose source line the running-function rule
 // restricts, and lists the frames the rules refuse.
-func ruleViolations(p *Predictor, text string) (scoped, valued int, bad []string) {
+func ruleViolations(p *Predictor, text string) (scoped, valued, whole int, bad []string) {
 	for _, prompt := range synthtext.Prompts(text) {
 		rest := text[len(prompt):]
 		end := strings.Index(rest, format.TokActionSep)
@@ -313,6 +313,9 @@ func ruleViolations(p *Predictor, text string) (scoped, valued int, bad []string
 		if r.valueFor(frame) != "" {
 			valued++
 		}
+		if k := strings.Index(frame, format.TokArgSep); k >= 0 && r.nameGone(frame[:k+len(format.TokArgSep)]) {
+			whole++
+		}
 		cur := ""
 		for _, id := range p.tok.Encode(frame) {
 			if !p.programAllowed(cur, int(id), r) {
@@ -322,7 +325,7 @@ func ruleViolations(p *Predictor, text string) (scoped, valued int, bad []string
 			cur += p.texts[id]
 		}
 	}
-	return scoped, valued, bad
+	return scoped, valued, whole, bad
 }
 
 // TestRulesHoldOnRealTraces: the true next frame of every step, forward
@@ -365,7 +368,7 @@ func TestRulesHoldOnRealTraces(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			n, v, bad := ruleViolations(p, s.Text)
+			n, v, _, bad := ruleViolations(p, s.Text)
 			if len(bad) > 0 {
 				t.Fatalf("program %q: true frames refused:\n%s", prog.Source, strings.Join(bad, "\n"))
 			}
@@ -391,7 +394,7 @@ func TestRulesHoldOnShards(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no shards match %q (%v)", glob, err)
 	}
-	trajectories, steps, valued, violations := 0, 0, 0, 0
+	trajectories, steps, valued, whole, violations := 0, 0, 0, 0, 0
 	for _, name := range files {
 		fh, err := os.Open(name)
 		if err != nil {
@@ -405,8 +408,8 @@ func TestRulesHoldOnShards(t *testing.T) {
 				t.Fatalf("%s: %v", name, err)
 			}
 			trajectories++
-			n, v, bad := ruleViolations(p, row.Text)
-			steps, valued = steps+n, valued+v
+			n, v, w, bad := ruleViolations(p, row.Text)
+			steps, valued, whole = steps+n, valued+v, whole+w
 			for _, b := range bad {
 				violations++
 				if violations <= 5 {
@@ -416,7 +419,7 @@ func TestRulesHoldOnShards(t *testing.T) {
 		}
 		fh.Close()
 	}
-	t.Logf("%d trajectories from %d shards: %d steps with a scoped line, %d with a pinned return value, %d frames refused", trajectories, len(files), steps, valued, violations)
+	t.Logf("%d trajectories from %d shards: %d steps with a scoped line, %d with a pinned return value, %d inverse frames whole for a name gone, %d frames refused", trajectories, len(files), steps, valued, whole, violations)
 }
 
 // TestNamesOfAFrameFromTheIndex: a frame's names are what its function
