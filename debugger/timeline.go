@@ -16,7 +16,10 @@ import "ndb/tracer"
 //     the frame does not suspend (a generator's resumption is a new call):
 //     inv_step_over goes back to it, and the other way round; where the
 //     first stop makes no call (a call event, or a line text.NoCalls
-//     names), the step_into pair too.
+//     names), the step_into pair too;
+//   - inv_step_call from a line goes back to the call event of its frame,
+//     where the history shows which stop that is: the call a step into the
+//     frame started from, carried along steps within the frame.
 //
 // A model engine asked these again would predict them again, and may
 // disagree with itself (a backward prompt does not show the forward steps
@@ -31,7 +34,7 @@ func Recall(history []Step, cmd Command, text StepText) (Stop, bool) {
 	if !ok || len(history) == 0 {
 		return Stop{}, false
 	}
-	t := timeline{facts: map[move]int{}, text: text}
+	t := timeline{facts: map[move]int{}, callOf: map[int]int{}, text: text}
 	id := t.add(history[0].Stop)
 	for _, h := range history[1:] {
 		from := id
@@ -60,7 +63,7 @@ func Recall(history []Step, cmd Command, text StepText) (Stop, bool) {
 // callee may stop.
 func recallAction(c Command) (Action, bool) {
 	switch {
-	case c.Action == StepInto, c.Action == InvStepInto, c.Action == InvStepOver:
+	case c.Action == StepInto, c.Action == InvStepInto, c.Action == InvStepOver, c.Action == InvStepCall:
 		return c.Action, true
 	case c.Action == StepOver && !c.Until && len(c.Breaks) == 0:
 		return StepOver, true
@@ -92,9 +95,10 @@ func (x StepText) suspends(s Stop) bool { return s.Gen || x.Suspends != nil && x
 // timeline numbers the distinct states of a history (stops) and what is
 // known of the steps between them (facts).
 type timeline struct {
-	stops []Stop
-	facts map[move]int
-	text  StepText
+	stops  []Stop
+	facts  map[move]int
+	callOf map[int]int // a line's state: the call event of its frame (inv_step_call)
+	text   StepText
 }
 
 type move struct {
@@ -124,6 +128,7 @@ func (t *timeline) learn(p int, c Command, q int) {
 		}
 		t.facts[move{from, a}] = to
 	}
+	t.frameCall(p, c, q, sameFrame)
 	switch c.Action {
 	case StepInto:
 		fact(p, StepInto, q)
@@ -146,7 +151,11 @@ func (t *timeline) learn(p int, c Command, q int) {
 		}
 	case InvStepInto:
 		fact(p, InvStepInto, q)
-		fact(q, StepInto, p)
+		if Q.Event != tracer.EventReturn || !t.text.suspends(P) {
+			// pdb's step from a return passes over a generator's call
+			// that closes it (GeneratorExit as its caller's frame ends)
+			fact(q, StepInto, p)
+		}
 	case InvStepOver:
 		fact(p, InvStepOver, q)
 		if sameFrame && opens(Q) {
@@ -155,6 +164,39 @@ func (t *timeline) learn(p int, c Command, q int) {
 				fact(q, StepInto, p)
 				fact(p, InvStepInto, q)
 			}
+		}
+	}
+}
+
+// frameCall learns, from the step c between states p and q, the call event
+// of their frame: a step into a fresh frame's first line starts from its
+// call; a step within one frame between line events keeps it (never
+// across a generator's or coroutine's suspension, after which the frame's
+// call is its resumption); inv_step_call reaches it. Where it is known,
+// inv_step_call from a line goes back to it.
+func (t *timeline) frameCall(p int, c Command, q int, sameFrame bool) {
+	P, Q := t.stops[p], t.stops[q]
+	line := func(s Stop) bool { return s.Event == tracer.EventLine && !t.text.suspends(s) }
+	switch {
+	case c.Action == InvStepCall && P.Event == tracer.EventLine && Q.Event == tracer.EventCall:
+		t.callOf[p] = q
+	case !sameFrame || c.Until || len(c.Breaks) > 0:
+		return
+	case (c.Action == StepInto || c.Action == StepOver) && P.Event == tracer.EventCall && line(Q) && !t.text.suspends(P):
+		t.callOf[q] = p
+	case c.Action == StepInto || c.Action == StepOver || c.Action == InvStepInto || c.Action == InvStepOver:
+		if !line(P) || !line(Q) {
+			return
+		}
+		if k, ok := t.callOf[p]; ok {
+			t.callOf[q] = k
+		} else if k, ok := t.callOf[q]; ok {
+			t.callOf[p] = k
+		}
+	}
+	for _, r := range []int{p, q} {
+		if k, ok := t.callOf[r]; ok {
+			t.facts[move{r, InvStepCall}] = k
 		}
 	}
 }

@@ -47,7 +47,7 @@ func TestRecallMatchesTheRealEngine(t *testing.T) {
 		t.Fatalf("only %d scripts", len(scripts))
 	}
 	ctx := context.Background()
-	moves := []string{"s", "s", "s", "n", "n", "rs", "rs", "rn", "rn", "unt", "r", "b+c"}
+	moves := []string{"s", "s", "s", "n", "n", "rs", "rs", "rn", "rn", "unt", "r", "b+c", "rr", "rr"}
 	undo := map[string]string{"s": "rs", "rs": "s", "n": "rn", "rn": "n"}
 	claims := map[string]int{}
 	for _, pr := range progs {
@@ -127,7 +127,7 @@ func TestRecallMatchesTheRealEngine(t *testing.T) {
 		}
 	}
 	t.Logf("claims checked: %v", claims)
-	for _, name := range []string{"s", "n", "rs", "rn"} {
+	for _, name := range []string{"s", "n", "rs", "rn", "rr"} {
 		for _, view := range []string{" from real", " from predicted"} {
 			if claims[name+view] < 20 {
 				t.Errorf("only %d claims for %s%s", claims[name+view], name, view)
@@ -204,7 +204,8 @@ func TestRecallOnlyFromItsOwnStops(t *testing.T) {
 func TestRecallAtEveryStop(t *testing.T) {
 	python := pythonExe(t)
 	ctx := context.Background()
-	pairs := [][]string{{"s", "rs"}, {"n", "rn"}, {"n", "rs"}, {"rs", "s"}, {"rn", "n"}, {"rs", "n"}, {"rn", "s"}, {"s", "rn"}, {"s", "rs", "n"}, {"n", "rn", "s"}}
+	pairs := [][]string{{"s", "rs"}, {"n", "rn"}, {"n", "rs"}, {"rs", "s"}, {"rn", "n"}, {"rs", "n"}, {"rn", "s"}, {"s", "rn"}, {"s", "rs", "n"}, {"n", "rn", "s"},
+		{"s", "n", "rr"}, {"n", "n", "rr", "n"}, {"rs", "rr"}, {"rr", "s", "rr"}}
 	claims := 0
 	for _, f := range []string{"timeline/edges.py", "progs/gen2.py", "progs/genresume.py", "progs/asynccomp.py", "progs/exc.py"} {
 		src, err := os.ReadFile(filepath.Join("testdata", f))
