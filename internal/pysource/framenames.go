@@ -390,13 +390,13 @@ func within(d, sc *Scope) bool {
 // on n (a class body's call shows none, a lambda's or comprehension's line
 // may start several).
 func (ix *Index) CallLocals(n int) []string {
-	opens := ix.Opens(n)
-	if len(opens) != 1 || opens[0].Kind != Function || len(opens[0].Params) == 0 {
+	def := ix.defAt(n)
+	if def == nil || len(def.Params) == 0 {
 		return nil
 	}
 	sure := set{}
-	sure.add(opens[0].Params...)
-	return ix.frameKeys(opens[0], sure)
+	sure.add(def.Params...)
+	return ix.frameKeys(def, sure)
 }
 
 // CallPossible lists, sorted, the names a call event on line n may show:
@@ -404,16 +404,25 @@ func (ix *Index) CallLocals(n int) []string {
 // (nothing else is bound before its first instruction); nil where no def's
 // code alone starts on n, or the def may bind names its text does not show.
 func (ix *Index) CallPossible(n int) []string {
-	opens := ix.Opens(n)
-	if len(opens) != 1 || opens[0].Kind != Function || opens[0].open {
+	def := ix.defAt(n)
+	if def == nil || def.open {
 		return nil
 	}
 	may := set{}
-	may.add(opens[0].Params...)
-	for name := range opens[0].free {
+	may.add(def.Params...)
+	for name := range def.free {
 		may.add(name)
 	}
-	return ix.frameKeys(opens[0], may)
+	return ix.frameKeys(def, may)
+}
+
+// defAt is the def whose call event fires on line n when no other code
+// object starts there (Opens), else nil.
+func (ix *Index) defAt(n int) *Scope {
+	if opens := ix.Opens(n); len(opens) == 1 && opens[0].Kind == Function {
+		return opens[0]
+	}
+	return nil
 }
 
 // frameKeys keeps of names those the frame of sc shows, sorted: its locals

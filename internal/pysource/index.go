@@ -642,12 +642,12 @@ func (ix *Index) ReturnLines(n int) []int {
 // say (several code objects start on n, a class body, a lambda's or a
 // comprehension's call, a generator resumed on a line no def starts on).
 func (ix *Index) CallReturnLines(n int) []int {
-	opens := ix.Opens(n)
-	if len(opens) != 1 || opens[0].Kind != Function {
+	def := ix.defAt(n)
+	if def == nil {
 		return nil
 	}
 	var out []int
-	for _, e := range ix.EntryLines(opens[0]) {
+	for _, e := range ix.EntryLines(def) {
 		lines := ix.ReturnLines(e)
 		if lines == nil {
 			return nil
@@ -700,8 +700,10 @@ func (ix *Index) returned(k int, again bool, before []int) string {
 		return ""
 	case len(t) == 1:
 		return "None"
-	case len(t) == 3 && (t[1].text+t[2].text == "[]" || t[1].text+t[2].text == "{}" || t[1].text+t[2].text == "()"):
-		return t[1].text + t[2].text
+	case len(t) == 3:
+		if repr, ok := emptyLiteral(t[1], t[2]); ok {
+			return repr
+		}
 	}
 	if len(t) == 2 || len(t) == 3 && t[1].kind == tOp && t[1].text == "-" {
 		if repr, ok := literalRepr(t[len(t)-1], len(t) == 3); ok {
@@ -735,7 +737,10 @@ func (ix *Index) AssignsLiteral(n int) (name, repr string, ok bool) {
 	}
 	l := ix.stmts[ix.stmtAt[n-1]]
 	t := l.toks
-	empty := len(t) == 4 && t[0].kind == tName && t[1].text == "=" && (t[2].text+t[3].text == "[]" || t[2].text+t[3].text == "{}" || t[2].text+t[3].text == "()")
+	emptyRepr, empty := "", false
+	if len(t) == 4 && t[0].kind == tName && t[1].text == "=" {
+		emptyRepr, empty = emptyLiteral(t[2], t[3])
+	}
 	name, v, neg, ok := literalAssignment(t)
 	if empty {
 		name, ok = t[0].text, true
@@ -753,10 +758,20 @@ func (ix *Index) AssignsLiteral(n int) (name, repr string, ok bool) {
 		return "", "", false
 	}
 	if empty {
-		return name, t[2].text + t[3].text, true // an empty list, dict or tuple
+		return name, emptyRepr, true
 	}
 	repr, ok = literalRepr(v, neg)
 	return name, repr, ok
+}
+
+// emptyLiteral is the repr of the empty list, dict or tuple tokens a and b
+// write ([], {}, ()), and whether they write one.
+func emptyLiteral(a, b token) (string, bool) {
+	switch repr := a.text + b.text; repr {
+	case "[]", "{}", "()":
+		return repr, true
+	}
+	return "", false
 }
 
 // Returns are the lines of the return statements scope s runs, in order:

@@ -231,11 +231,11 @@ func (r *programRules) nameGone(cur string) bool {
 	if len(r.backFrom) == 0 || !strings.HasPrefix(cur, format.TokInvLineSep) {
 		return false
 	}
-	i, j := strings.Index(cur, format.TokSrcSep), strings.Index(cur, format.TokArgSep)
-	if i < 0 || j < i {
+	src, ok := headSrc(cur)
+	if !ok {
 		return false
 	}
-	held := r.scopes.heldAt(cur[i+len(format.TokSrcSep):j], false)
+	held := r.scopes.heldAt(src, false)
 	return held != nil && slices.ContainsFunc(r.backFrom, func(n string) bool { return !held.contains(n) })
 }
 
@@ -246,11 +246,10 @@ func (r *programRules) nameGone(cur string) bool {
 // not place it.
 func (r *programRules) sureNames(cur string) []string {
 	if strings.HasPrefix(cur, format.TokCallSep) || strings.HasPrefix(cur, format.TokInvCallSep) {
-		i, j := strings.Index(cur, format.TokSrcSep), strings.Index(cur, format.TokArgSep)
-		if i < 0 || j < i {
-			return nil
+		if src, ok := headSrc(cur); ok {
+			return r.scopes.callLocals(src)
 		}
-		return r.scopes.callLocals(cur[i+len(format.TokSrcSep) : j])
+		return nil
 	}
 	return commonNames(func(yield func([]string) bool) {
 		for _, l := range r.lineFrameLines(cur) {
@@ -300,12 +299,22 @@ func (r *programRules) lineFrameLines(cur string) sortedSet {
 	case strings.HasPrefix(cur, format.TokLineSep):
 		return r.linesFor(cur)
 	case strings.HasPrefix(cur, format.TokInvLineSep) || strings.HasPrefix(cur, format.TokInvLineCallSep):
-		i, j := strings.Index(cur, format.TokSrcSep), strings.Index(cur, format.TokArgSep)
-		if i >= 0 && j > i {
-			return sortedSet{cur[i+len(format.TokSrcSep) : j]}
+		if src, ok := headSrc(cur); ok {
+			return sortedSet{src}
 		}
 	}
 	return nil
+}
+
+// headSrc is the source line of the frame text cur where it writes its
+// line before its LOCALS (a call's, an inverse frame's) and has written
+// both its line and <|arg_sep|>.
+func headSrc(cur string) (string, bool) {
+	i, j := strings.Index(cur, format.TokSrcSep), strings.Index(cur, format.TokArgSep)
+	if i < 0 || j < i {
+		return "", false
+	}
+	return cur[i+len(format.TokSrcSep) : j], true
 }
 
 // moduleFrame reports whether the frame text cur is the module's (see

@@ -171,15 +171,12 @@ func (s *scopeRules) heldAt(src string, first bool) sortedSet {
 		return names
 	}
 	var names sortedSet
-	for j, l := range s.lines {
-		if l != src {
-			continue
-		}
+	for n := range s.linesWith(src) {
 		possible := s.ix.PossibleLocals
-		if first && s.freshFrame(j+1) {
+		if first && s.freshFrame(n) {
 			possible = s.ix.FirstLocals
 		}
-		may, ok := possible(j + 1)
+		may, ok := possible(n)
 		if !ok {
 			names = s.namesOf(src, false)
 			break
@@ -197,6 +194,19 @@ func (s *scopeRules) heldAt(src string, first bool) sortedSet {
 	}
 	s.held[key] = names
 	return names
+}
+
+// linesWith yields the numbers (from 1) of the program's lines whose text
+// is src: a frame shows a line by its text only, so a rule on it holds for
+// every line with that text.
+func (s *scopeRules) linesWith(src string) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for j, l := range s.lines {
+			if l == src && !yield(j+1) {
+				return
+			}
+		}
+	}
 }
 
 // freshFrame reports whether every frame firing line n's events is made
@@ -284,23 +294,20 @@ func (s *scopeRules) functionLines(prompt string, script bool) map[string]sorted
 			format.TokInvReturnSep: none, format.TokInvExceptionSep: none, format.TokInvExitEntry: none}
 	}
 	scopes := map[int]bool{}
-	for j, l := range s.lines {
-		if l != f.Src {
-			continue
-		}
+	for n := range s.linesWith(f.Src) {
 		switch f.Kind {
 		case format.Line, format.InvLine, format.InvLineCall, format.InvReturn, format.InvException:
 			if inverse != f.Kind.Inverse() {
 				return nil
 			}
-			for _, sc := range s.member[j] {
+			for _, sc := range s.member[n-1] {
 				scopes[sc] = true
 			}
 		case format.Call:
-			if inverse || s.opens[j] == noBlock {
+			if inverse || s.opens[n-1] == noBlock {
 				return nil
 			}
-			scopes[s.opens[j]] = true
+			scopes[s.opens[n-1]] = true
 		default:
 			return nil
 		}
@@ -343,17 +350,14 @@ func (s *scopeRules) backToModuleCall(f format.Frame) bool {
 		return s.moduleOnly(f.Src)
 	case format.InvCall:
 		found := false
-		for j, l := range s.lines {
-			if l != f.Src || f.Src == "" {
-				continue
-			}
-			opens := s.ix.Opens(j + 1)
+		for n := range s.linesWith(f.Src) {
+			opens := s.ix.Opens(n)
 			if len(opens) != 1 || !s.ix.CalledByModule(opens[0]) {
 				return false
 			}
 			found = true
 		}
-		return found
+		return found && f.Src != "" // a script's module call: its caller is none
 	}
 	return false
 }
@@ -547,11 +551,8 @@ func (s *scopeRules) withReturnLines(rule map[string]sortedSet, last string) map
 		returnLines = s.ix.CallReturnLines
 	}
 	lines := sortedSet{}
-	for j, l := range s.lines {
-		if l != f.Src {
-			continue
-		}
-		at := returnLines(j + 1)
+	for n := range s.linesWith(f.Src) {
+		at := returnLines(n)
 		if at == nil {
 			return rule
 		}
@@ -645,10 +646,8 @@ func (s *scopeRules) calls(src string) pysource.Calling {
 // text does not place it.
 func (s *scopeRules) flowLines(src string, backward, copy bool) sortedSet {
 	at := map[int]bool{}
-	for j, l := range s.lines {
-		if l == src {
-			at[j+1] = true
-		}
+	for n := range s.linesWith(src) {
+		at[n] = true
 	}
 	if len(at) == 0 {
 		return nil
@@ -701,8 +700,8 @@ func (s *scopeRules) sureLocals(src string) []string {
 		return names
 	}
 	sure := commonNames(func(yield func([]string) bool) {
-		for j, l := range s.lines {
-			if l == src && !yield(s.ix.SureLocals(j+1)) {
+		for n := range s.linesWith(src) {
+			if !yield(s.ix.SureLocals(n)) {
 				return
 			}
 		}
@@ -716,11 +715,8 @@ func (s *scopeRules) sureLocals(src string) []string {
 // nil where one of them does not say.
 func (s *scopeRules) callNames(src string) sortedSet {
 	var names sortedSet
-	for j, l := range s.lines {
-		if l != src {
-			continue
-		}
-		may := s.ix.CallPossible(j + 1)
+	for n := range s.linesWith(src) {
+		may := s.ix.CallPossible(n)
 		if may == nil {
 			return nil
 		}
@@ -737,8 +733,8 @@ func (s *scopeRules) callNames(src string) sortedSet {
 // of text src: the parameters a call event there surely shows.
 func (s *scopeRules) callLocals(src string) []string {
 	return commonNames(func(yield func([]string) bool) {
-		for j, l := range s.lines {
-			if l == src && !yield(s.ix.CallLocals(j+1)) {
+		for n := range s.linesWith(src) {
+			if !yield(s.ix.CallLocals(n)) {
 				return
 			}
 		}
@@ -846,11 +842,8 @@ func (s *scopeRules) returnValues(prompt string) map[string]string {
 	}
 	value := last[strings.LastIndex(last[:k], format.TokArgSep)+len(format.TokArgSep) : k]
 	name := ""
-	for j, l := range s.lines {
-		if l != f.Src {
-			continue
-		}
-		for _, b := range s.member[j] {
+	for n := range s.linesWith(f.Src) {
+		for _, b := range s.member[n-1] {
 			n := s.blockName(b)
 			if n == "" || name != "" && n != name {
 				return nil
@@ -881,11 +874,8 @@ func (s *scopeRules) returnValues(prompt string) map[string]string {
 // the return line, then asks step_return).
 func (s *scopeRules) returnedName(prompt, src string) map[string]string {
 	name := ""
-	for j, l := range s.lines {
-		if l != src {
-			continue
-		}
-		n := s.ix.ReturnedName(j + 1)
+	for at := range s.linesWith(src) {
+		n := s.ix.ReturnedName(at)
 		if n == "" || name != "" && n != name {
 			return nil
 		}
@@ -924,11 +914,8 @@ func (s *scopeRules) assignedLocals(prompt string) string {
 		return ""
 	}
 	name, repr := "", ""
-	for j, l := range s.lines {
-		if l != f.Src {
-			continue
-		}
-		n, r, ok := s.ix.AssignsLiteral(j + 1)
+	for at := range s.linesWith(f.Src) {
+		n, r, ok := s.ix.AssignsLiteral(at)
 		if !ok || name != "" && (n != name || r != repr) {
 			return ""
 		}
@@ -948,11 +935,8 @@ func (s *scopeRules) assignedLocals(prompt string) string {
 // return on a line of one text agrees on its value.
 func (s *scopeRules) returnedValues(src string) map[string]string {
 	byText := map[string]string{}
-	for j, l := range s.lines {
-		if l != src {
-			continue
-		}
-		values := s.ix.ReturnValues(j + 1)
+	for n := range s.linesWith(src) {
+		values := s.ix.ReturnValues(n)
 		if values == nil {
 			return nil
 		}
