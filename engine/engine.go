@@ -30,6 +30,7 @@ import (
 
 	"ndb/debugger"
 	"ndb/engine/openai"
+	"ndb/internal/pysource"
 	"ndb/model/infer"
 	"ndb/tracer"
 )
@@ -209,12 +210,14 @@ func (e *neuralEngine) Open(ctx context.Context, p Program) (debugger.Backend, e
 			return nil, err
 		}
 		b.Real = e.real
+		b.compiled(ctx, cmp.Or(e.python, "python3"))
 		return b, nil
 	}
 	b, err := NewNeural(p, e.pred, e.draw)
 	if err != nil {
 		return nil, err
 	}
+	b.compiled(ctx, cmp.Or(e.python, "python3"))
 	b.JumpSteps, b.JumpBelow, b.Real = e.jumps.Steps, e.jumps.Below, e.real
 	return b, nil
 }
@@ -409,6 +412,7 @@ func (p InferPredictor) sampleOptions(ctx context.Context, d Draw) infer.SampleO
 		MaxTokens: p.MaxTokens, FreeProgram: p.FreeProgram}
 	if p.Python != "" {
 		o.ModuleReprs = func(modules []string) map[string]string { return stdlibModules(ctx, p.Python, modules) }
+		o.Compiled = func(src string) *pysource.Compiled { return compiledProgram(ctx, p.Python, src) }
 	}
 	return o
 }

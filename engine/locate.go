@@ -32,9 +32,10 @@ func (ix *sourceIndex) stepText() debugger.StepText {
 	}
 }
 
-// newSourceIndex indexes source.
-func newSourceIndex(source string) *sourceIndex {
-	px := pysource.New(source)
+// newSourceIndex indexes source, with what its compiled code says where
+// known (compiledProgram; nil: the text alone).
+func newSourceIndex(source string, code *pysource.Compiled) *sourceIndex {
+	px := pysource.NewCompiled(source, code)
 	ix := &sourceIndex{lines: debugger.SourceLines(source), calls: map[string]map[string]bool{}, px: px}
 	ix.scope = make([]string, len(ix.lines))
 	for i := range ix.lines {

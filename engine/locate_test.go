@@ -51,7 +51,7 @@ print(f(1, 2), J.y, DOC.count("def"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		ix := newSourceIndex(p.Source)
+		ix := newSourceIndex(p.Source, nil)
 		for _, s := range tr.States {
 			if s.Lineno < 1 || s.Function == "" {
 				continue // the module's call before its first line

@@ -87,7 +87,7 @@ func TestLastReturnIsAReturnStatement(t *testing.T) {
 		"          x)", // 13
 		"def k(): pass",
 	}, "\n")
-	ix := newSourceIndex(src)
+	ix := newSourceIndex(src, nil)
 	for _, tc := range []struct {
 		function string
 		want     int

@@ -39,8 +39,17 @@ func (c *predicted) init(p tracer.Program, pred Predictor, base Draw) error {
 	if format.ContainsSpecialToken(source) {
 		return errors.New("engine: the program text contains a special token of the model's format")
 	}
-	c.prog, c.source, c.ix, c.pred, c.base = p, source, newSourceIndex(source), pred, base
+	c.prog, c.source, c.ix, c.pred, c.base = p, source, newSourceIndex(source, nil), pred, base
 	return nil
+}
+
+// compiled reads the program again with what its compiled code says
+// (compiledProgram), where python can say: a breakpoint on a line no
+// instruction is on is never reached (dropUnreachable).
+func (c *predicted) compiled(ctx context.Context, python string) {
+	if code := compiledProgram(ctx, python, c.source); code != nil {
+		c.ix = newSourceIndex(c.source, code)
+	}
 }
 
 // Source is the program text line numbers refer to.

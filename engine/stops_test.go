@@ -35,7 +35,7 @@ func TestStackCallersAtTheirCallingLine(t *testing.T) {
 		"log.main()",             // 17
 		"main()",                 // 18
 	}, "\n")
-	ix := newSourceIndex(src)
+	ix := newSourceIndex(src, nil)
 	start := debugger.Step{Stop: debugger.Stop{State: tracer.State{Event: tracer.EventLine, Lineno: 1, Function: "<module>"}}}
 	stop := debugger.Step{Stop: debugger.Stop{State: tracer.State{Event: tracer.EventLine, Lineno: 4, Function: "total", Depth: 2}}}
 	var got []string

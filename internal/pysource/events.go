@@ -72,6 +72,9 @@ func (ix *Index) readLive() {
 // makes its line not silent (a parameter's name, a constant folded into a
 // tuple), and an f-string's lines are never silent (its fields are code).
 //
+// An index made with the compiler's lines (NewCompiled) also calls silent
+// every line no instruction is on.
+//
 // Why: pdb sets a breakpoint on any such line but never stops there; a
 // model asked to run to one named a stop there (a docstring's line) where
 // the real run goes to the end.
@@ -121,6 +124,13 @@ func (ix *Index) readSilent() {
 			}
 			fRun = t.kind == tString && (fRun && inString || isFString(t))
 			inString = t.kind == tString
+		}
+	}
+	if ix.compiled != nil { // the compiler's word: no instruction, no event
+		for i := range ix.mayFire {
+			if _, found := slices.BinarySearch(ix.compiled.Lines, i+1); !found {
+				ix.mayFire[i] = false
+			}
 		}
 	}
 }

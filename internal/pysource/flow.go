@@ -28,6 +28,11 @@ func (ix *Index) NextLines(n int) []int {
 		return nil
 	}
 	out = slices.DeleteFunc(out, ix.Silent) // a string's inside: no event fires there
+	if c := ix.compiled; c != nil && c.Next != nil {
+		// the bytecode's flow: which of the statement's lines fire, in what order
+		next := c.Next[n]
+		out = slices.DeleteFunc(out, func(m int) bool { return !slices.Contains(next, m) })
+	}
 	slices.Sort(out)
 	return slices.Compact(out)
 }
@@ -45,6 +50,7 @@ type flowGraph struct {
 	unknown bool          // the text has a construct this reading does not follow
 
 	entering map[int]bool // entry's statements being expanded (a loop of empty statements ends there)
+	ends     bool         // next found the frame's end (mayEnd)
 }
 
 // buildFlow reads the statements' structure once per index.
@@ -267,6 +273,7 @@ func (f *flowGraph) next(k int) []int {
 		return f.entry(sibs[i+1])
 	}
 	if f.frameTop(last) {
+		f.ends = true
 		return nil // the frame returns
 	}
 	return f.after(f.parent[last])
@@ -277,7 +284,9 @@ func (f *flowGraph) after(p int) []int {
 	switch f.kw[p] {
 	case "for", "while":
 		return f.loopBack(p)
-	case "with": // its exit fires on its header
+	case "with": // its exit fires on its header: the frame cannot end before it
+		ends := f.ends
+		defer func() { f.ends = ends }()
 		return append(f.lines(p), f.next(p)...)
 	case "try", "except":
 		out := f.afterHandlers(p)
@@ -526,6 +535,22 @@ func (f *flowGraph) succ(k int) []int {
 	// A jump anywhere on the logical line (`x += 1; break`, `if x: return`).
 	first := f.ix.stmts[k].first
 	return append(out, f.jumpsOut(k, first, first)...)
+}
+
+// mayEnd reports whether the frame may return right after a line event
+// of statement k with no exception leaving it: where k goes next is the
+// frame's end, or k returns or raises; a with's header and a finally
+// block's statements too (a return on its way out runs them), and an
+// except clause's header, which re-raises what it does not match with no
+// exception event (sys.exit's SystemExit in a try that catches IOError).
+func (f *flowGraph) mayEnd(k int) bool {
+	if f.kw[k] == "with" || f.kw[k] == "except" || f.inFinally(k) {
+		return true
+	}
+	f.ends = false
+	f.succ(k)
+	first := f.ix.stmts[k].first
+	return f.ends || slices.ContainsFunc(f.jumpsIn(first, first), func(j string) bool { return j != "break" && j != "continue" })
 }
 
 // jumpsOut are where the jumps of the statements starting on lines first

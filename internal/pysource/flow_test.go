@@ -361,3 +361,74 @@ func TestEntryLines(t *testing.T) {
 		}
 	}
 }
+
+// TestEndLines: where a frame may return when no exception leaves it.
+func TestEndLines(t *testing.T) {
+	src := strings.Join([]string{
+		"import sys",                   // 1
+		"def f(x):",                    // 2
+		"    if x:",                    // 3
+		"        return 1",             // 4
+		"    try:",                     // 5
+		"        y = 2",                // 6
+		"    finally:",                 // 7
+		"        y = 3",                // 8: a return on its way out runs it
+		"    if y > 5:",                // 9: the frame ends here when the test fails
+		"        raise ValueError(y)",  // 10: its own raise
+		"def g():",                     // 11
+		"    yield 1",                  // 12
+		"class C:",                     // 13
+		"    k = 1",                    // 14: the class body's end
+		"for i in range(2):",           // 15: the loop done, the module's end
+		"    print(f(i))",              // 16
+		"with open('/dev/null') as h:", // 17
+		"    pass",                     // 18
+	}, "\n") + "\n"
+	ix := New(src)
+	cases := []struct {
+		n    int
+		want []int
+	}{
+		{1, []int{17}}, // the module: only after its with's exit
+		{3, []int{4, 8, 9, 10}},
+		{6, []int{8, 9, 10}},
+		{9, []int{9, 10}},
+		{12, nil}, // a generator's frame: no rule
+		{14, []int{14}},
+		{16, []int{17}},
+	}
+	for _, tc := range cases {
+		if got := ix.EndLines(tc.n); !slices.Equal(got, tc.want) {
+			t.Errorf("EndLines(%d) = %v, want %v", tc.n, got, tc.want)
+		}
+	}
+}
+
+// TestNewCompiled: the compiler's reading (what tracer.Compile answers for
+// this text on CPython 3.11) makes a folded constant's lines silent and
+// keeps NextLines to the bytecode's flow: a call's argument line, then the
+// call's own line again, then the loop.
+func TestNewCompiled(t *testing.T) {
+	src := "x = [\n    1,\n    2,\n    3,\n]\nfor i in x:\n    print(i,\n          i)\n"
+	c := &Compiled{Lines: []int{1, 6, 7, 8}, Next: map[int][]int{1: {6}, 6: {7}, 7: {6, 8}, 8: {7}}}
+	text, ix := New(src), NewCompiled(src, c)
+	for n, want := range map[int]bool{1: false, 2: true, 3: true, 5: true, 6: false, 8: false} {
+		if got := ix.Silent(n); got != want {
+			t.Errorf("Silent(%d) = %v, want %v", n, got, want)
+		}
+	}
+	if text.Silent(2) {
+		t.Errorf("the text alone calls a folded constant's line silent")
+	}
+	for n, want := range map[int][]int{1: {6}, 6: {7}, 7: {6, 8}, 8: {7}} {
+		if got := ix.NextLines(n); !slices.Equal(got, want) {
+			t.Errorf("NextLines(%d) = %v, want %v (text alone: %v)", n, got, want, text.NextLines(n))
+		}
+	}
+	if got := ix.EndLines(3); got == nil || len(got) > 0 {
+		t.Errorf("EndLines(3) on a line no event fires on = %#v, want empty, not nil (no rule)", got)
+	}
+	if New(src).NextLines(8) == nil || slices.Equal(text.NextLines(8), ix.NextLines(8)) {
+		t.Errorf("the compiled flow should narrow line 8's next lines: text %v", text.NextLines(8))
+	}
+}

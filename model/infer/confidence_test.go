@@ -85,7 +85,7 @@ func TestScoredProbsMatchAHandComputation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dir, rules := promptDirection(prompt), promptRules(prompt)
+			dir, rules := promptDirection(prompt), promptRules(nil, prompt)
 			cur := ""
 			for j, id := range out.IDs {
 				l := logits[(len(ids)+j-1)*V : (len(ids)+j)*V]

@@ -276,7 +276,7 @@ func sampleRules(prompt string, opt SampleOptions) *programRules {
 	if opt.FreeProgram {
 		return nil
 	}
-	rules := promptRules(prompt)
+	rules := promptRules(opt.Compiled, prompt)
 	if rules != nil && opt.ModuleReprs != nil && len(rules.modules) > 0 {
 		rules.exactModules = opt.ModuleReprs(slices.Sorted(maps.Values(rules.modules)))
 	}

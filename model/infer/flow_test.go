@@ -61,43 +61,68 @@ func realTracePrograms(t *testing.T) (*tracer.Tracer, []tracer.Program) {
 
 // TestNextLinesHoldOnRealTraces runs programs under the tracer and checks
 // that every line event that follows a line event of the same frame, with
-// no event of that frame between, is on a line pysource's NextLines gives:
-// the rule of the model engine (withFlow) never refuses a true frame. The
-// programs: the hand-written eval scripts, a few constructs they lack, and,
-// where the shared data is present, every 40th realworld and TheAlgorithms
-// file (a run of 622 such files, every 5th and 4th, found 0 of 767,065
-// transitions outside NextLines).
+// no event of that frame between, is on a line pysource's NextLines gives,
+// read from the text alone and with what the interpreter's compiler says
+// (tracer.Compile, pysource.NewCompiled): the rule of the model engine
+// (withFlow) never refuses a true frame; and that no event at all is on a
+// line the compiled reading calls Silent, which finds silent lines the
+// text's alone does not (continuation lines of folded constants) and
+// leaves out next lines the text allows. The programs: the hand-written
+// eval scripts, a few constructs they lack, and, where the shared data is
+// present, every 40th realworld and TheAlgorithms file (a run of 622 such
+// files, every 5th and 4th, found 0 of 767,065 transitions outside
+// NextLines).
 func TestNextLinesHoldOnRealTraces(t *testing.T) {
 	tr, programs := realTracePrograms(t)
 	defer tr.Close()
-	transitions, ruled := 0, 0
-	for _, prog := range programs {
+	sources := make([]string, len(programs))
+	for i, p := range programs {
+		sources[i] = p.Source
+	}
+	compiled, err := tracer.Compile(context.Background(), "", sources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	transitions, ruled, events, silent, fewer := 0, 0, 0, 0, 0
+	for i, prog := range programs {
 		trace, err := tr.Trace(context.Background(), prog)
 		if err != nil {
 			t.Fatalf("%s: %v", prog.Path, err)
 		}
-		ix := pysource.New(prog.Source)
+		text, ix := pysource.New(prog.Source), pysource.NewCompiled(prog.Source, compiled[i])
+		for n := 1; n <= len(ix.Lines); n++ {
+			if ix.Silent(n) && !text.Silent(n) {
+				silent++
+			}
+			fewer += len(text.NextLines(n)) - len(ix.NextLines(n))
+		}
 		last := map[int]int{} // per frame: the line of its last event if that was a line event
 		for _, s := range trace.States {
+			events++
+			if ix.Silent(s.Lineno) {
+				t.Errorf("%s: a %s event on line %d (%q), which the compiled code calls silent", prog.Path, s.Event, s.Lineno, ix.Line(s.Lineno))
+			}
 			if s.Event != tracer.EventLine {
 				last[s.Frame] = 0
 				continue
 			}
 			if from := last[s.Frame]; from > 0 {
 				transitions++
-				if next := ix.NextLines(from); next != nil {
-					ruled++
-					if !slices.Contains(next, s.Lineno) {
-						t.Errorf("%s: line %d (%q) went to %d (%q), not in NextLines %v", prog.Path, from, ix.Line(from), s.Lineno, ix.Line(s.Lineno), next)
+				for _, x := range []*pysource.Index{text, ix} {
+					if next := x.NextLines(from); next != nil {
+						ruled++
+						if !slices.Contains(next, s.Lineno) {
+							t.Errorf("%s: line %d (%q) went to %d (%q), not in NextLines %v (compiled: %v)", prog.Path, from, ix.Line(from), s.Lineno, ix.Line(s.Lineno), next, x == ix)
+						}
 					}
 				}
 			}
 			last[s.Frame] = s.Lineno
 		}
 	}
-	t.Logf("%d programs, %d transitions, %d under a rule", len(programs), transitions, ruled)
-	if ruled < 1000 || ruled < transitions*9/10 {
-		t.Fatalf("only %d of %d transitions checked", ruled, transitions)
+	t.Logf("%d programs, %d events, %d transitions, %d checks under a rule; the compiled reading: %d lines more silent, %d next lines fewer", len(programs), events, transitions, ruled, silent, fewer)
+	if ruled < 2000 || ruled < transitions*18/10 || silent == 0 || fewer == 0 {
+		t.Fatalf("too little checked: %d of %d transitions under a rule, %d more silent lines, %d fewer next lines", ruled, transitions, silent, fewer)
 	}
 }
 
@@ -436,7 +461,7 @@ func TestExactModules(t *testing.T) {
 		{`{"glob": "<module 'glob' from '/usr/lib/python3.11/glob.py'>", "os": "<module 'os' (frozen)>"`, true, true},
 		{`{"glob": "<module 'glob' from '/usr/lib/python3.11/glob.py'>", "os": "<module 'os' from '/x/os.py'>"`, false, true},
 	} {
-		r := promptRules(prompt)
+		r := promptRules(nil, prompt)
 		cur := "<|line_sep|><|arg_sep|>" + tc.json
 		if got := r.fixedAllowed(cur, tc.json); got != tc.free {
 			t.Errorf("without reprs: %s allowed = %v, want %v", tc.json, got, tc.free)
@@ -488,7 +513,7 @@ func checkJSONRule(t *testing.T, rule func(r *programRules, cur, json string) bo
 	t.Helper()
 	for _, tc := range cases {
 		json := tc.answer[strings.LastIndex(tc.answer, format.TokArgSep)+len(format.TokArgSep):]
-		if got := rule(promptRules(tc.prompt), tc.answer, json); got != tc.ok {
+		if got := rule(promptRules(nil, tc.prompt), tc.answer, json); got != tc.ok {
 			t.Errorf("after %q: %q allowed = %v, want %v", tc.prompt[len(tc.prompt)-60:], tc.answer, got, tc.ok)
 		}
 	}
@@ -525,7 +550,7 @@ func TestWholeLocals(t *testing.T) {
 // the budget closed with an empty key and no source line).
 func TestNoKeyLeft(t *testing.T) {
 	src := "def running_max(xs):\n    return max(xs)\n\nreadings = [3, 1]\nprint(running_max(readings))\n"
-	r := promptRules(stepPrompt(src, `<|line_sep|><|arg_sep|>{}<|src_sep|>def running_max(xs):<|action_sep|>`, format.TokBreakpoint+"readings = [3, 1]"))
+	r := promptRules(nil, stepPrompt(src, `<|line_sep|><|arg_sep|>{}<|src_sep|>def running_max(xs):<|action_sep|>`, format.TokBreakpoint+"readings = [3, 1]"))
 	head := format.TokLineSep + format.TokArgSep
 	one := `{"running_max": "<function running_max at 0x0>"`
 	for _, tc := range []struct {
@@ -545,7 +570,7 @@ func TestNoKeyLeft(t *testing.T) {
 // TestFlowUnread: a program whose flow the text does not give (a clause
 // with no header before it) sets no flow rule either way.
 func TestFlowUnread(t *testing.T) {
-	s := programScopes("x = 1\nelse:\n    y = 2\nz = 3\n")
+	s := programScopes(nil, "x = 1\nelse:\n    y = 2\nz = 3\n")
 	for _, backward := range []bool{false, true} {
 		if got := s.flowLines("z = 3", backward, false); got != nil {
 			t.Errorf("backward %v: flow lines %q, want none", backward, got)
@@ -708,7 +733,7 @@ func TestFreshBreakNames(t *testing.T) {
 		{fromModule, "        if items[mid] == target:", true, "mid"},
 		{fromModule, "    while n:", true, "k"}, // a generator's frame may be one on hold
 	} {
-		r := promptRules(stepPrompt(src, tc.frame, format.TokBreakpoint+tc.bp))
+		r := promptRules(nil, stepPrompt(src, tc.frame, format.TokBreakpoint+tc.bp))
 		names := r.namesFor(format.TokLineSep + format.TokArgSep + "{")
 		if names == nil || names.contains(tc.name) != tc.mid {
 			t.Errorf("breakpoint %q after %q: names %q, want %q among them: %v", tc.bp, tc.frame[:40], names, tc.name, tc.mid)
@@ -742,7 +767,7 @@ func TestReturnedNameValue(t *testing.T) {
 		{"a finally on the way", `<|line_sep|><|arg_sep|>{"x": "2", "y": "2"}<|src_sep|>        return y<|action_sep|>`, format.TokStepReturn,
 			`<|return_sep|><|src_sep|>        return y<|arg_sep|>`, ""},
 	} {
-		r := promptRules(stepPrompt(src, tc.frames, tc.action))
+		r := promptRules(nil, stepPrompt(src, tc.frames, tc.action))
 		if got := r.valueFor(tc.head); got != tc.want {
 			t.Errorf("%s: value %q, want %q", tc.name, got, tc.want)
 		}
@@ -767,14 +792,14 @@ func TestAssignedLocals(t *testing.T) {
 		{"a global", `<|line_sep|><|arg_sep|>{}<|src_sep|>    x = 2<|action_sep|>`, format.TokStepOver, ""},
 		{"a mangled name", `<|line_sep|><|arg_sep|>{}<|src_sep|>    __k = 1<|action_sep|>`, format.TokStepOver, ""},
 	} {
-		r := promptRules(stepPrompt(src, tc.frames, tc.action))
+		r := promptRules(nil, stepPrompt(src, tc.frames, tc.action))
 		if got := r.valueFor(format.TokLineSep + format.TokArgSep); got != tc.want {
 			t.Errorf("%s: LOCALS %q, want %q", tc.name, got, tc.want)
 		}
 	}
 	// a local holding the frame's namespace shows the new binding too
 	aliased := "def f():\n    loc = locals()\n    n = 42\n    return loc\nprint(f())\n"
-	r := promptRules(stepPrompt(aliased, `<|line_sep|><|arg_sep|>{"loc": "{}"}<|src_sep|>    n = 42<|action_sep|>`, format.TokStepOver))
+	r := promptRules(nil, stepPrompt(aliased, `<|line_sep|><|arg_sep|>{"loc": "{}"}<|src_sep|>    n = 42<|action_sep|>`, format.TokStepOver))
 	if got := r.valueFor(format.TokLineSep + format.TokArgSep); got != "" {
 		t.Errorf("locals() aliased: LOCALS %q, want no rule", got)
 	}
@@ -782,9 +807,10 @@ func TestAssignedLocals(t *testing.T) {
 
 // TestReturnLinesRule: after step_return from a line or call frame, the
 // return frame is on a line the frame's code may reach from there
-// (ReturnLines, CallReturnLines): from the module, a module line after it,
-// never a class body's or a function's; from a function's line or call,
-// its own lines from there on.
+// (ReturnLines, CallReturnLines): from a function's line or call, its own
+// lines from there on; from a script's module frame (a line or its call),
+// only where the module ends when nothing raises (EndLines), never a line
+// halfway down, a class body's or a function's.
 func TestReturnLinesRule(t *testing.T) {
 	src := "class Base:\n    x = 1\n    def m(self):\n        return self.x\n\ndef f(a):\n    b = a + 1\n    return b\n\nk = Base()\nprint(k.m(), f(1))\ny = 2\n"
 	for _, tc := range []struct {
@@ -792,13 +818,15 @@ func TestReturnLinesRule(t *testing.T) {
 		lines       map[string]bool
 	}{
 		{"from the module", `<|line_sep|><|arg_sep|>{}<|src_sep|>k = Base()<|action_sep|>`,
-			map[string]bool{"k = Base()": true, "print(k.m(), f(1))": true, "y = 2": true, "    x = 1": false, "        return self.x": false, "class Base:": false}},
+			map[string]bool{"y = 2": true, "k = Base()": false, "print(k.m(), f(1))": false, "    x = 1": false, "        return self.x": false, "class Base:": false}},
+		{"from the module's call", `<|call_sep|><|src_sep|><|arg_sep|>{}<|action_sep|>`,
+			map[string]bool{"y = 2": true, "class Base:": false, "print(k.m(), f(1))": false, "    return b": false}},
 		{"from a function", `<|line_sep|><|arg_sep|>{"a": "1"}<|src_sep|>    b = a + 1<|action_sep|>`,
 			map[string]bool{"    return b": true, "    b = a + 1": true, "y = 2": false, "def f(a):": false}},
 		{"from a call", `<|call_sep|><|src_sep|>def f(a):<|arg_sep|>{"a": "1"}<|action_sep|>`,
 			map[string]bool{"    return b": true, "    b = a + 1": true, "y = 2": false, "print(k.m(), f(1))": false}},
 	} {
-		r := promptRules(stepPrompt(src, tc.frame, format.TokStepReturn))
+		r := promptRules(nil, stepPrompt(src, tc.frame, format.TokStepReturn))
 		for line, ok := range tc.lines {
 			if got := r.linesFor(format.TokReturnSep + format.TokSrcSep).contains(line); got != ok {
 				t.Errorf("%s: a return on %q allowed = %v, want %v", tc.name, line, got, ok)
@@ -830,7 +858,7 @@ func TestBackStepLosesName(t *testing.T) {
 		{"forward steps elide", `<|line_sep|><|arg_sep|>{"math": "<module 'math'>", "x": "1"}<|src_sep|>x = 1<|action_sep|>`,
 			format.TokStepOver, `<|line_sep|><|arg_sep|>`, false},
 	} {
-		r := promptRules(stepPrompt(src, tc.frame, tc.action))
+		r := promptRules(nil, stepPrompt(src, tc.frame, tc.action))
 		if got := r.wholeFrame(tc.answer); got != tc.whole {
 			t.Errorf("%s: whole frame %v, want %v", tc.name, got, tc.whole)
 		}
@@ -844,7 +872,7 @@ func TestBackStepLosesName(t *testing.T) {
 // free variables (CallPossible) and must show every parameter (CallLocals).
 func TestCallFrameNames(t *testing.T) {
 	src := "def outer(n):\n    k = 2\n    def f(a, b=1):\n        c = a + k\n        return c\n    return f(n)\nprint(outer(3))\n"
-	r := promptRules(stepPrompt(src, `<|line_sep|><|arg_sep|>{"n": "3", "k": "2", "f": "<function outer.<locals>.f at 0x0>"}<|src_sep|>    return f(n)<|action_sep|>`, format.TokStepInto))
+	r := promptRules(nil, stepPrompt(src, `<|line_sep|><|arg_sep|>{"n": "3", "k": "2", "f": "<function outer.<locals>.f at 0x0>"}<|src_sep|>    return f(n)<|action_sep|>`, format.TokStepInto))
 	cur := `<|call_sep|><|src_sep|>    def f(a, b=1):<|arg_sep|>`
 	names := r.namesFor(cur)
 	for name, ok := range map[string]bool{"a": true, "b": true, "k": true, "c": false, "n": false, "..": false} {
@@ -872,7 +900,7 @@ func TestBackToTheModuleCall(t *testing.T) {
 		{"from the call of f", `<|inv_call_sep|><|src_sep|>def f(a):<|arg_sep|>{"a": "1"}<|action_sep|>`, true},
 		{"from the call of g, which f calls", `<|inv_call_sep|><|src_sep|>def g(b):<|arg_sep|>{"b": "1"}<|action_sep|>`, false},
 	} {
-		r := promptRules(stepPrompt(src, call+tc.frame, format.TokInvStepCall))
+		r := promptRules(nil, stepPrompt(src, call+tc.frame, format.TokInvStepCall))
 		got := r.linesFor(format.TokInvCallSep+format.TokSrcSep).contains("") && !r.linesFor(format.TokInvCallSep+format.TokSrcSep).contains("def f(a):")
 		if got != tc.module {
 			t.Errorf("%s: inv_call lines %q, want only the module's call: %v", tc.name, r.linesFor(format.TokInvCallSep+format.TokSrcSep), tc.module)
@@ -880,5 +908,67 @@ func TestBackToTheModuleCall(t *testing.T) {
 		if names := r.namesFor(format.TokInvCallSep + format.TokSrcSep + format.TokArgSep); tc.module && len(names) != 0 {
 			t.Errorf("%s: the module's call may show %q", tc.name, names)
 		}
+	}
+}
+
+// TestEndLinesHoldOnRealTraces checks pysource's EndLines (where the model
+// engine lets a script's module frame return after r) on real traces:
+// every return no exception left by (the frame's event before it is no
+// exception event) is on the EndLines of each line event the frame had
+// since its call, and a script's module frame on ModuleEndLines.
+func TestEndLinesHoldOnRealTraces(t *testing.T) {
+	tr, programs := realTracePrograms(t)
+	defer tr.Close()
+	checked, module := 0, 0
+	for _, prog := range programs {
+		trace, err := tr.Trace(context.Background(), prog)
+		if err != nil {
+			t.Fatalf("%s: %v", prog.Path, err)
+		}
+		ix := pysource.New(prog.Source)
+		ends := map[int][]int{}
+		endLines := func(n int) []int {
+			if e, ok := ends[n]; ok {
+				return e
+			}
+			ends[n] = ix.EndLines(n)
+			return ends[n]
+		}
+		lines := map[int][]int{}      // per frame: its line events since its call
+		lastEvent := map[int]string{} // per frame: its last event
+		for _, s := range trace.States {
+			switch s.Event {
+			case tracer.EventLine:
+				lines[s.Frame] = append(lines[s.Frame], s.Lineno)
+			case tracer.EventReturn:
+				if lastEvent[s.Frame] != tracer.EventException {
+					if e := ix.ModuleEndLines(); s.Function == "<module>" && s.Depth == 0 && e != nil {
+						module++
+						if !slices.Contains(e, s.Lineno) {
+							t.Errorf("%s: the module returned on line %d (%q), not in ModuleEndLines %v", prog.Path, s.Lineno, ix.Line(s.Lineno), e)
+						}
+					}
+					for _, n := range lines[s.Frame] {
+						e := endLines(n)
+						if e == nil {
+							continue
+						}
+						checked++
+						if s.Function == "<module>" {
+							module++
+						}
+						if !slices.Contains(e, s.Lineno) {
+							t.Errorf("%s: %s returned on line %d (%q), not in EndLines(%d) %v", prog.Path, s.Function, s.Lineno, ix.Line(s.Lineno), n, e)
+						}
+					}
+				}
+				delete(lines, s.Frame)
+			}
+			lastEvent[s.Frame] = s.Event
+		}
+	}
+	t.Logf("%d programs: %d claims, %d of a module's frame", len(programs), checked, module)
+	if checked < 1000 || module < 100 {
+		t.Fatalf("too few claims checked: %d, %d of a module's frame", checked, module)
 	}
 }

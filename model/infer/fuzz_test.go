@@ -66,7 +66,7 @@ func FuzzProgramScopes(f *testing.F) {
 	f.Add("class K:\n    '''doc\n(\n'''\n    def m(self): return [\n1]\n", "class K:")
 	f.Add("x = '\\\ndef g(): pass\n", "def g(): pass")
 	f.Fuzz(func(t *testing.T, src, line string) {
-		s := programScopes(src)
+		s := programScopes(nil, src)
 		if len(s.member) != len(s.lines) || len(s.opens) != len(s.lines) {
 			t.Fatalf("%d lines, %d scope lists, %d opens", len(s.lines), len(s.member), len(s.opens))
 		}

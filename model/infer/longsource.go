@@ -242,7 +242,7 @@ func (p *Predictor) sourceView(src string) *sourceView {
 // newSourceView indexes src with the block reader of the program rules
 // (programScopes) and the tokenizer's count of each line.
 func newSourceView(src string, p *Predictor) *sourceView {
-	v := &sourceView{src: src, lines: strings.Split(src, "\n"), sc: programScopes(src),
+	v := &sourceView{src: src, lines: strings.Split(src, "\n"), sc: programScopes(nil, src),
 		parent: map[int]int{}, header: map[int][]int{}, names: map[string][]int{}}
 	v.cost = make([]int, len(v.lines))
 	v.marker = len(p.tok.Encode(elisionMarker("    ", 12) + "\n"))

@@ -117,7 +117,7 @@ func TestRandomModelFramesAlwaysParse(t *testing.T) {
 // cannot: a source line that is not an executable line of the program, or
 // a LOCALS key that is not one of its names.
 func checkProgramRules(prompt string, f format.Frame, text string) error {
-	r := promptRules(prompt)
+	r := promptRules(nil, prompt)
 	if f.Kind.IsExit() {
 		return nil
 	}
@@ -138,7 +138,7 @@ func checkProgramRules(prompt string, f format.Frame, text string) error {
 // from its program, and completeOpen's endings for a frame cut short.
 func TestProgramRules(t *testing.T) {
 	prompt := "<|begin_of_text|><|trace_context_start|>def f(xs):  # sum\n    # a comment\n\n    tot = 0\n    return sum(x for x in xs)\n\ndef main():\n    return f([1])\n<|frame_sep|><|call_sep|><|src_sep|>def main():<|arg_sep|>{}<|action_sep|><|step_into|><|frame_sep|>"
-	r := promptRules(prompt)
+	r := promptRules(nil, prompt)
 	for _, tc := range []struct {
 		line string
 		ok   bool
@@ -201,7 +201,7 @@ func TestProgramRules(t *testing.T) {
 			t.Errorf("completeOpen(%q) = %q, want %q", tc.text, got, tc.want)
 		}
 	}
-	if promptRules("no header") != nil {
+	if promptRules(nil, "no header") != nil {
 		t.Error("a prompt without a header has rules")
 	}
 }
@@ -410,7 +410,7 @@ func TestReturnsHeldOffQuietLines(t *testing.T) {
 		stepPrompt(src, `<|call_sep|><|src_sep|><|arg_sep|>{}<|action_sep|>`, format.TokStepOver),
 		stepPrompt(src, `<|inv_line_sep|><|src_sep|>greet()<|arg_sep|>{"..": ".."}<|action_sep|>`, format.TokInvStepInto),
 	} {
-		r := promptRules(prompt)
+		r := promptRules(nil, prompt)
 		for _, kind := range endKinds {
 			lines := r.linesFor(kind + format.TokSrcSep)
 			if lines.contains("LIMIT = 10") || lines.contains("def greet():") || len(lines) == 0 {
@@ -418,7 +418,7 @@ func TestReturnsHeldOffQuietLines(t *testing.T) {
 			}
 		}
 	}
-	if r := promptRules(stepPrompt(src, `<|line_sep|><|arg_sep|>{}<|src_sep|>LIMIT = 10<|action_sep|>`, format.TokStepOver)); !r.linesFor(format.TokLineSep).contains("def greet():") {
+	if r := promptRules(nil, stepPrompt(src, `<|line_sep|><|arg_sep|>{}<|src_sep|>LIMIT = 10<|action_sep|>`, format.TokStepOver)); !r.linesFor(format.TokLineSep).contains("def greet():") {
 		t.Errorf("a line frame may not show the def: %q", r.linesFor(format.TokLineSep))
 	}
 }

@@ -552,14 +552,19 @@ func allContained(set sortedSet, xs []string) bool {
 }
 
 // promptRules reads the program from a prompt's header
-// (format.HeaderSource); nil when the prompt has no header.
-func promptRules(prompt string) *programRules {
+// (format.HeaderSource), with what compiled says of its compiled code
+// where set; nil when the prompt has no header.
+func promptRules(compiled func(src string) *pysource.Compiled, prompt string) *programRules {
 	src, err := format.HeaderSource(prompt)
 	if err != nil {
 		return nil
 	}
 	var r programRules
-	r.scopes = programScopes(src)
+	var code *pysource.Compiled
+	if compiled != nil {
+		code = compiled(src)
+	}
+	r.scopes = programScopes(code, src)
 	script := r.scopes.runsAsScript(prompt)
 	for j, l := range r.scopes.lines {
 		if executable(l) && !r.scopes.ix.NeverRuns(j+1, script) {

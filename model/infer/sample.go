@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+
+	"ndb/internal/pysource"
 )
 
 // SampleOptions chooses how a frame is decoded.
@@ -41,6 +43,12 @@ type SampleOptions struct {
 	// exactly it. Nil: the path is left free (the model writes the one it
 	// learned).
 	ModuleReprs func(modules []string) map[string]string
+	// Compiled answers, for a prompt's program, what its compiled code
+	// says about its lines (tracer.Compile on the program's interpreter;
+	// nil where it cannot say): a line no instruction is on runs nothing,
+	// and a line's next line event follows the bytecode's flow
+	// (pysource.NewCompiled). Nil: the text's reading alone.
+	Compiled func(src string) *pysource.Compiled
 }
 
 // DefaultMaxFrameTokens is the frame budget when SampleOptions.MaxTokens is 0.

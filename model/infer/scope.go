@@ -47,9 +47,9 @@ type scopeRules struct {
 const noBlock = -2
 
 // programScopes indexes src.
-func programScopes(src string) *scopeRules {
+func programScopes(code *pysource.Compiled, src string) *scopeRules {
 	lines := strings.Split(src, "\n")
-	ix := pysource.New(src)
+	ix := pysource.NewCompiled(src, code)
 	s := &scopeRules{lines: lines, ix: ix, member: make([][]int, len(lines)), opens: make([]int, len(lines)), names: map[int]sortedSet{},
 		starts: make([]bool, len(lines)), fns: ix.Functions(), block: map[*pysource.Scope]int{ix.Module: -1},
 		sure: map[string][]string{}, held: map[string]sortedSet{}}
@@ -539,19 +539,30 @@ func (s *scopeRules) withFlow(rule map[string]sortedSet, prompt string) map[stri
 // withReturnLines narrows rule after step_return from a line or call
 // frame (the text last): the frame returns on one of the lines its code
 // may reach from there (pysource's ReturnLines, CallReturnLines from a
-// call; every line of the frame's text alike). Where the text does not
-// place it, the rule stays as it was.
+// call; every line of the frame's text alike), and a script's module frame
+// (from its call, or a line only the module runs) where it ends when no
+// exception leaves it (EndLines, ModuleEndLines): the data holds no
+// script that crashes, and the model named lines halfway down the file.
+// Where the text does not place it, the rule stays as it was.
 func (s *scopeRules) withReturnLines(rule map[string]sortedSet, last string) map[string]sortedSet {
 	f, err := format.ParseFrame(last)
-	if err != nil || f.Kind != format.Line && f.Kind != format.Call || f.Src == "" {
+	if err != nil || f.Kind != format.Line && f.Kind != format.Call {
 		return rule
 	}
-	returnLines := s.ix.ReturnLines
-	if f.Kind == format.Call {
+	froms, returnLines := slices.Collect(s.linesWith(f.Src)), s.ix.ReturnLines
+	switch {
+	case f.Kind == format.Call && f.Src == "": // a script's module call
+		froms, returnLines = []int{0}, func(int) []int { return s.ix.ModuleEndLines() }
+	case f.Kind == format.Call:
 		returnLines = s.ix.CallReturnLines
+	case s.moduleOnly(f.Src):
+		returnLines = s.ix.EndLines
+	}
+	if len(froms) == 0 {
+		return rule
 	}
 	lines := sortedSet{}
-	for n := range s.linesWith(f.Src) {
+	for _, n := range froms {
 		at := returnLines(n)
 		if at == nil {
 			return rule

@@ -36,7 +36,7 @@ func TestProgramScopes(t *testing.T) {
 		"        + [3]",                     // 13 continues line 12
 		"y = K().m()  # def z():",           // 14 module
 	}, "\n")
-	s := programScopes(src)
+	s := programScopes(nil, src)
 	want := [][]int{{-1}, {-1}, {0}, {0}, {1}, {1}, {1}, {1}, {1}, {0}, {-1, 2}, {2}, {2, 3}, {2, 3}, {-1}}
 	for i := range want {
 		if !slices.Equal(s.member[i], want[i]) {
@@ -65,10 +65,10 @@ func TestProgramScopes(t *testing.T) {
 			t.Errorf("block %d has name %q: %v, want %v", tc.block, tc.name, got, tc.ok)
 		}
 	}
-	if open := programScopes("from m import *\nx = 1\n"); open.names[-1] != nil || open.namesOf("x = 1", false) != nil {
+	if open := programScopes(nil, "from m import *\nx = 1\n"); open.names[-1] != nil || open.namesOf("x = 1", false) != nil {
 		t.Error("a star import must leave the module's names open")
 	}
-	if g := programScopes("def f():\n    global counter\n    counter = 1\n"); !g.names[-1].contains("counter") {
+	if g := programScopes(nil, "def f():\n    global counter\n    counter = 1\n"); !g.names[-1].contains("counter") {
 		t.Error("a global statement binds a module name")
 	}
 	// whether the module's names are open is read from code, not words:
@@ -84,7 +84,7 @@ func TestProgramScopes(t *testing.T) {
 		{"import sys\nsys.modules[__name__].y = 1\nx = 1\n", true},
 		{"x = 1  # no exec( or import * here\ns = 'globals()'\n", false},
 	} {
-		if got := programScopes(tc.src).names[-1] == nil; got != tc.open {
+		if got := programScopes(nil, tc.src).names[-1] == nil; got != tc.open {
 			t.Errorf("%q: module names open = %v, want %v", tc.src, got, tc.open)
 		}
 	}
@@ -215,7 +215,7 @@ func TestProgramScopes(t *testing.T) {
 	}
 
 	// the rule in decoding: a line event may only show the running function's lines
-	r := promptRules(step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    @functools.wraps(f)<|action_sep|>`, format.TokStepOver))
+	r := promptRules(nil, step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    @functools.wraps(f)<|action_sep|>`, format.TokStepOver))
 	for _, tc := range []struct {
 		frame string
 		ok    bool
@@ -231,7 +231,7 @@ func TestProgramScopes(t *testing.T) {
 		}
 	}
 	// and in decoding, stepping over a def at module level goes past its body
-	r = promptRules(step(`<|line_sep|><|arg_sep|>{}<|src_sep|>def deco(f):  # (<|action_sep|>`, format.TokStepOver))
+	r = promptRules(nil, step(`<|line_sep|><|arg_sep|>{}<|src_sep|>def deco(f):  # (<|action_sep|>`, format.TokStepOver))
 	for line, ok := range map[string]bool{"class K:": true, "def deco(f):  # (": false, "    def inner(*a):": false, "y = K().m()  # def z():": false} {
 		if got := r.linesFor("<|line_sep|><|arg_sep|>{}<|src_sep|>").contains(line); got != ok {
 			t.Errorf("after n at the def: line %q allowed = %v, want %v", line, got, ok)
@@ -254,7 +254,7 @@ func TestReturnValues(t *testing.T) {
 		"def main():",
 		"    return h(1)",
 	}, "\n")
-	s := programScopes(src)
+	s := programScopes(nil, src)
 	step := func(frame, action string) string {
 		return format.TokBeginOfText + format.TokTraceContextStart + src + format.TokFrameSep + frame + action + format.TokFrameSep
 	}
@@ -303,7 +303,7 @@ func ruleViolations(p *Predictor, text string) (scoped, valued, whole int, bad [
 		}
 		frame := rest[:end+len(format.TokActionSep)]
 		f, err := format.ParseFrame(frame)
-		r := promptRules(prompt)
+		r := promptRules(nil, prompt)
 		if err != nil || r == nil {
 			continue
 		}
@@ -438,7 +438,7 @@ func TestNamesOfAFrameFromTheIndex(t *testing.T) {
 		"    s = 'word'",
 		"    return mid(), s.attr",
 	}, "\n")
-	s := programScopes(src)
+	s := programScopes(nil, src)
 	mid := s.namesOf("        return leaf()  # the hidden word", false)
 	for _, n := range []string{"leaf", "n"} {
 		if !mid.contains(n) {
@@ -469,7 +469,7 @@ func TestNamesOfAFrameFromTheIndex(t *testing.T) {
 // import with {"..": ".."}.
 func TestNoLocalsLeaveNoneOut(t *testing.T) {
 	src := "import io\nx = 1\ndef f():\n    y = 2\n    return y\nf()\n"
-	s := programScopes(src)
+	s := programScopes(nil, src)
 	for _, tc := range []struct {
 		line string
 		want sortedSet
@@ -483,7 +483,7 @@ func TestNoLocalsLeaveNoneOut(t *testing.T) {
 			t.Errorf("%q: names %q, want %q", tc.line, got, tc.want)
 		}
 	}
-	r := promptRules(stepPrompt(src, `<|inv_line_sep|><|src_sep|>x = 1<|arg_sep|>{"io": "<module 'io' (frozen)>"}<|action_sep|>`, format.TokInvStepOver))
+	r := promptRules(nil, stepPrompt(src, `<|inv_line_sep|><|src_sep|>x = 1<|arg_sep|>{"io": "<module 'io' (frozen)>"}<|action_sep|>`, format.TokInvStepOver))
 	frame := `<|inv_line_sep|><|src_sep|>import io<|arg_sep|>`
 	for json, ok := range map[string]bool{`{}`: true, `{"`: false, `{".`: false} {
 		if got := r.keysAllowed(r.namesFor(frame+json), "", json); got != ok {
@@ -499,7 +499,7 @@ func TestNoLocalsLeaveNoneOut(t *testing.T) {
 // refused the star import's names and C's mangled `_C__v`.
 func TestProgramNamesFromTheIndex(t *testing.T) {
 	header := format.TokBeginOfText + format.TokTraceContextStart
-	r := promptRules(header + "class C:\n    def m(self):\n        __v = 'word'  # secret\n        return __v\n" + format.TokFrameSep)
+	r := promptRules(nil, header+"class C:\n    def m(self):\n        __v = 'word'  # secret\n        return __v\n"+format.TokFrameSep)
 	for _, tc := range []struct {
 		name string
 		ok   bool
@@ -508,7 +508,7 @@ func TestProgramNamesFromTheIndex(t *testing.T) {
 			t.Errorf("closed program: %q allowed = %v, want %v", tc.name, got, tc.ok)
 		}
 	}
-	open := promptRules(header + "from string import *\nx = digits\n" + format.TokFrameSep)
+	open := promptRules(nil, header+"from string import *\nx = digits\n"+format.TokFrameSep)
 	for _, tc := range []struct {
 		name string
 		ok   bool
@@ -534,7 +534,7 @@ func TestProgramNamesFromTheIndex(t *testing.T) {
 // surely calls nothing of the program has no call after it and no copy.
 func TestCertainCallSteps(t *testing.T) {
 	src := "def solve(x):\n    return x * 2\nprint(solve(3))\ndone = True\n"
-	s := programScopes(src)
+	s := programScopes(nil, src)
 	step := func(frame, action string) map[string]sortedSet {
 		prompt := stepPrompt(src, frame, action)
 		return s.stepScopes(prompt, s.runsAsScript(prompt))
@@ -557,7 +557,7 @@ func TestCertainCallSteps(t *testing.T) {
 		t.Errorf("inv_step_over from done = True: inv_line %q", got[format.TokInvLineSep])
 	}
 	src = "def solve(x):\n    return x * 2\ny = solve(3)\nprint(y)\ndone = True\n"
-	s = programScopes(src)
+	s = programScopes(nil, src)
 	if calls, ruled := step(`<|line_sep|><|arg_sep|>{"y": "6"}<|src_sep|>print(y)<|action_sep|>`, format.TokStepInto)[format.TokCallSep]; !ruled || len(calls) > 0 {
 		t.Errorf("after step_into at print(y), a call frame may show %q (a rule: %v)", calls, ruled)
 	}
@@ -572,7 +572,7 @@ func TestCertainCallSteps(t *testing.T) {
 // rule.
 func TestEntryAfterCall(t *testing.T) {
 	src := "from __future__ import annotations\nimport math\ndef area(r):\n    \"\"\"Area.\"\"\"\n    return math.pi * r * r\nsq = (lambda v: v * v)(2)\nprint(area(2), sq)\n"
-	s := programScopes(src)
+	s := programScopes(nil, src)
 	for _, tc := range []struct {
 		call, action string
 		want         []string // nil: no rule

@@ -41,7 +41,7 @@ func TestConstraintAllowsTrueFrames(t *testing.T) {
 		}
 	}
 	src = slices.Insert(src, 1, "    x = d = result = 0")
-	rules := promptRules(format.TokBeginOfText + format.TokTraceContextStart + strings.Join(src, "\n") + "\n" + format.TokFrameSep)
+	rules := promptRules(nil, format.TokBeginOfText+format.TokTraceContextStart+strings.Join(src, "\n")+"\n"+format.TokFrameSep)
 	for _, fr := range frames {
 		if format.CheckFrame(fr.text, fr.dir) != format.Complete {
 			t.Fatalf("test frame %q is not a frame", fr.text)
