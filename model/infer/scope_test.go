@@ -13,6 +13,7 @@ import (
 
 	"ndb/dataset"
 	"ndb/format"
+	"ndb/internal/pysource"
 	"ndb/model/train/synthtext"
 	"ndb/tracer"
 )
@@ -294,7 +295,7 @@ func TestReturnValues(t *testing.T) {
 // lines, the running function's scope, LOCALS keys of the frame's
 // function), counts the steps whose source line the running-function rule
 // restricts, and lists the frames the rules refuse.
-func ruleViolations(p *Predictor, text string) (scoped, valued, whole int, bad []string) {
+func ruleViolations(p *Predictor, compiled func(string) *pysource.Compiled, text string) (scoped, valued, whole int, bad []string) {
 	for _, prompt := range synthtext.Prompts(text) {
 		rest := text[len(prompt):]
 		end := strings.Index(rest, format.TokActionSep)
@@ -303,7 +304,7 @@ func ruleViolations(p *Predictor, text string) (scoped, valued, whole int, bad [
 		}
 		frame := rest[:end+len(format.TokActionSep)]
 		f, err := format.ParseFrame(frame)
-		r := promptRules(nil, prompt)
+		r := promptRules(compiled, prompt)
 		if err != nil || r == nil {
 			continue
 		}
@@ -328,11 +329,29 @@ func ruleViolations(p *Predictor, text string) (scoped, valued, whole int, bad [
 	return scoped, valued, whole, bad
 }
 
+// compiler is what the model engine's SampleOptions.Compiled answers, for
+// the tests: tracer.Compile once per program text (a test fails where the
+// sandbox cannot compile).
+func compiler(t *testing.T) func(string) *pysource.Compiled {
+	known := map[string]*pysource.Compiled{}
+	return func(src string) *pysource.Compiled {
+		if c, ok := known[src]; ok {
+			return c
+		}
+		got, err := tracer.Compile(context.Background(), "", []string{src})
+		if err != nil {
+			t.Fatalf("compile: %v", err)
+		}
+		known[src] = got[0]
+		return got[0]
+	}
+}
+
 // TestRulesHoldOnRealTraces: the true next frame of every step, forward
 // and inverse, in trajectories sampled from real traces of programs with
 // decorators, nested and one-line functions, classes, generators,
 // comprehensions, lambdas, exceptions and multi-line statements, passes
-// every program rule.
+// every program rule, with what the program's compiled code says.
 func TestRulesHoldOnRealTraces(t *testing.T) {
 	p := randomPredictor(t, 128)
 	tr, err := tracer.New(tracer.Options{})
@@ -356,6 +375,7 @@ func TestRulesHoldOnRealTraces(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	steps, valued := 0, 0
+	compiled := compiler(t)
 	for _, prog := range programs {
 		trace, err := tr.Trace(context.Background(), prog)
 		if err != nil {
@@ -368,7 +388,7 @@ func TestRulesHoldOnRealTraces(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			n, v, _, bad := ruleViolations(p, s.Text)
+			n, v, _, bad := ruleViolations(p, compiled, s.Text)
 			if len(bad) > 0 {
 				t.Fatalf("program %q: true frames refused:\n%s", prog.Source, strings.Join(bad, "\n"))
 			}
@@ -395,6 +415,7 @@ func TestRulesHoldOnShards(t *testing.T) {
 		t.Fatalf("no shards match %q (%v)", glob, err)
 	}
 	trajectories, steps, valued, whole, violations := 0, 0, 0, 0, 0
+	compiled := compiler(t)
 	for _, name := range files {
 		fh, err := os.Open(name)
 		if err != nil {
@@ -408,7 +429,7 @@ func TestRulesHoldOnShards(t *testing.T) {
 				t.Fatalf("%s: %v", name, err)
 			}
 			trajectories++
-			n, v, w, bad := ruleViolations(p, row.Text)
+			n, v, w, bad := ruleViolations(p, compiled, row.Text)
 			steps, valued, whole = steps+n, valued+v, whole+w
 			for _, b := range bad {
 				violations++
