@@ -1,8 +1,9 @@
 # ndb's compile-only helper: which lines of a program carry an instruction
 # of its compiled code (any code object), and where a line event on each
 # line can be followed by the frame's next line event, as the program's
-# interpreter compiles it. It never runs the program: compile() only. Still, the text is
-# untrusted and the compiler is a large C program, so ndb starts this under
+# interpreter compiles it. It never runs the program: compile() only.
+# Still, the text is untrusted and the compiler is a large C program, so
+# ndb starts this under
 # bubblewrap (tracer.SandboxCommand) with the tracer's isolate.py ahead of
 # it: it drops to the sandbox uid, limits its memory and CPU time and
 # installs the seccomp filter before it reads a byte of the programs.
@@ -57,9 +58,14 @@ def next_lines(co, out):
             out.append(k + 1)
         return out
 
+    # where an event may fire: after RESUME, where the line changes, at a
+    # jump's target or a handler's entry (not inside a run of one line,
+    # whose walk the run's first instruction's covers)
     first = next((k for k, x in enumerate(ins) if x.opname == "RESUME"), -1)
+    targets = {at[x.argval] for x in ins if x.opcode in dis.hasjrel or x.opcode in dis.hasjabs}
+    targets |= {at[e.target] for e in table}
     for s in range(first + 1, len(ins)):
-        if line[s] < 1:
+        if line[s] < 1 or s > first + 1 and line[s - 1] == line[s] and s not in targets:
             continue
         dest = out.setdefault(line[s], set())
         seen, todo = set(), [(s, j) for j in succ(s)]
