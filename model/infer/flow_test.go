@@ -59,6 +59,20 @@ func realTracePrograms(t *testing.T) (*tracer.Tracer, []tracer.Program) {
 	return tr, programs
 }
 
+// compileAll is what tracer.Compile says of each program (in one run).
+func compileAll(t *testing.T, programs []tracer.Program) []*pysource.Compiled {
+	t.Helper()
+	sources := make([]string, len(programs))
+	for i, p := range programs {
+		sources[i] = p.Source
+	}
+	compiled, err := tracer.Compile(context.Background(), "", sources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return compiled
+}
+
 // TestNextLinesHoldOnRealTraces runs programs under the tracer and checks
 // that every line event that follows a line event of the same frame, with
 // no event of that frame between, is on a line pysource's NextLines gives,
@@ -75,14 +89,7 @@ func realTracePrograms(t *testing.T) (*tracer.Tracer, []tracer.Program) {
 func TestNextLinesHoldOnRealTraces(t *testing.T) {
 	tr, programs := realTracePrograms(t)
 	defer tr.Close()
-	sources := make([]string, len(programs))
-	for i, p := range programs {
-		sources[i] = p.Source
-	}
-	compiled, err := tracer.Compile(context.Background(), "", sources)
-	if err != nil {
-		t.Fatal(err)
-	}
+	compiled := compileAll(t, programs)
 	transitions, ruled, events, silent, fewer := 0, 0, 0, 0, 0
 	for i, prog := range programs {
 		trace, err := tr.Trace(context.Background(), prog)
@@ -919,13 +926,14 @@ func TestBackToTheModuleCall(t *testing.T) {
 func TestEndLinesHoldOnRealTraces(t *testing.T) {
 	tr, programs := realTracePrograms(t)
 	defer tr.Close()
+	compiled := compileAll(t, programs)
 	checked, module := 0, 0
-	for _, prog := range programs {
+	for i, prog := range programs {
 		trace, err := tr.Trace(context.Background(), prog)
 		if err != nil {
 			t.Fatalf("%s: %v", prog.Path, err)
 		}
-		ix := pysource.New(prog.Source)
+		ix := pysource.NewCompiled(prog.Source, compiled[i]) // as the model engine reads it
 		ends := map[int][]int{}
 		endLines := func(n int) []int {
 			if e, ok := ends[n]; ok {
