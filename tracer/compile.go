@@ -16,6 +16,10 @@ import (
 //go:embed compile.py
 var compileScript string
 
+// maxCompileAnswer bounds what Compile reads back (a 291-line realworld
+// file's answer is 1.5 KB).
+const maxCompileAnswer = 32 << 20
+
 // Compile compiles each source with python (compile() only: nothing of
 // the program runs) and returns, per source, what its compiled code says
 // about its lines (pysource.Compiled): the lines an instruction is located
@@ -49,8 +53,10 @@ func Compile(ctx context.Context, python string, sources []string) ([]*pysource.
 	if err != nil {
 		return nil, err
 	}
+	// bounded: a compiler the text broke into could write without end
+	// (a cut answer does not parse: an error, the text alone then)
 	var out, stderr bytes.Buffer
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(req), &out, &stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(req), &limitedWriter{w: &out, n: maxCompileAnswer}, &limitedWriter{w: &stderr, n: 4 << 10}
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
