@@ -204,20 +204,21 @@ func (e *neuralEngine) Open(ctx context.Context, p Program) (debugger.Backend, e
 	if err := checkProgram(ctx, e.python, p); err != nil {
 		return nil, err
 	}
+	python := cmp.Or(e.python, "python3") // as checkProgram resolves ""
 	if e.cwm {
 		b, err := NewCWM(p, e.pred, e.draw)
 		if err != nil {
 			return nil, err
 		}
 		b.Real = e.real
-		b.compiled(ctx, cmp.Or(e.python, "python3"))
+		b.compiled(ctx, python)
 		return b, nil
 	}
 	b, err := NewNeural(p, e.pred, e.draw)
 	if err != nil {
 		return nil, err
 	}
-	b.compiled(ctx, cmp.Or(e.python, "python3"))
+	b.compiled(ctx, python)
 	b.JumpSteps, b.JumpBelow, b.Real = e.jumps.Steps, e.jumps.Below, e.real
 	return b, nil
 }
