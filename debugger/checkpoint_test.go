@@ -114,7 +114,7 @@ func TestReverseFromCheckpoint(t *testing.T) {
 				}
 				if i+1 < tc.replaysAt || tc.replaysAt == 0 {
 					if b.live.replays != 0 {
-						t.Fatalf("after %s (command %d): replayed from the start", c, i+1)
+						t.Fatalf("after %s (command %d): replayed from the start (%s)", c, i+1, b.live.noTail)
 					}
 				}
 				if i+1 == tc.replaysAt && b.live.replays != 1 {

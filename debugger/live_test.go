@@ -22,7 +22,8 @@ var (
 )
 
 // liveBackend starts a live run of prog on the package's live tracer (one
-// run at a time: the caller closes the backend).
+// run at a time: the caller closes the backend, and so does the test's
+// end, so that a test that fails halfway leaves the tracer free).
 func liveBackend(t testing.TB, python string, prog tracer.Program, lim tracer.Limits) *TraceBackend {
 	t.Helper()
 	liveTracerOnce.Do(func() {
@@ -37,6 +38,7 @@ func liveBackend(t testing.TB, python string, prog tracer.Program, lim tracer.Li
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { b.Close() })
 	return b
 }
 

@@ -189,9 +189,15 @@ func TestReadlineProgramInput(t *testing.T) {
 	term := New(s, Options{Name: "prog.py", Input: in})
 	done := make(chan error, 1)
 	go func() { done <- term.Run(context.Background(), tty, tty, true) }()
-	for _, st := range []string{"(ndb) |b 3\r", "Breakpoint|c\r", "name? |Ada\n", "> prog.py(3)|p name\r", "'Ada'|c\r", "hi Ada|q\r"} {
-		wait, typed, _ := strings.Cut(st, "|")
-		scr.waitFor(t, wait, 1)
+	// each step waits for text only its command's answer shows (the
+	// listing holds "name? ", the locals line "'Ada'" and "hi Ada")
+	for _, st := range []struct {
+		wait  string
+		n     int
+		typed string
+	}{{"(ndb) ", 1, "b 3\r"}, {"Breakpoint", 1, "c\r"}, {"name? ", 2, "Ada\n"}, {"> prog.py(3)", 1, "p name\r"}, {"\n'Ada'", 1, "c\r"}, {"\nhi Ada", 1, "q\r"}} {
+		wait, typed := st.wait, st.typed
+		scr.waitFor(t, wait, st.n)
 		time.Sleep(50 * time.Millisecond) // readline is reading (raw mode) or the command runs
 		if _, err := master.WriteString(typed); err != nil {
 			t.Fatal(err)

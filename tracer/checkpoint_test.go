@@ -3,6 +3,8 @@ package tracer
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -126,4 +128,81 @@ func TestFromCheckpointInterrupted(t *testing.T) {
 		t.Fatalf("resume to the end: %v ended %v exit %+v", err, k.Ended(), k.Trace().Exit)
 	}
 	k.Close()
+}
+
+// A checkpoint reads --stdin from where its run was when it was forked,
+// though that run reads on at once (the offset is taken before the fork,
+// not in the copy): a program that reads its input a byte at a time
+// between checkpoints prints the same from a checkpoint's tail.
+func TestFromCheckpointStdinOffset(t *testing.T) {
+	src := `import os
+data = b""
+while True:
+    ch = os.read(0, 1)
+    if not ch:
+        break
+    data += ch
+    x = sum(range(200))
+print(len(data), data.count(b"\n"), data[-12:])
+`
+	stdin := []byte(strings.Repeat("0123456789abcdef\n", 1000))
+	path := filepath.Join(t.TempDir(), "reads.py")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prog := Program{Source: src, Path: path, Context: &Context{Stdin: stdin}}
+	whole := trace(t, prog, Limits{MaxEvents: 1 << 22, MaxTraceBytes: 1 << 30})
+	want := fmt.Sprintf("%d 1000 b'56789abcdef\\n'\n", len(stdin))
+	if whole.Stdout != want {
+		t.Fatalf("whole run: %q, want %q", whole.Stdout, want)
+	}
+	ctx := context.Background()
+	for i := range 3 {
+		r, err := liveTracer(t).Start(ctx, prog, Limits{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Resume(ctx, Pause{Untraced: true, CheckpointCPU: time.Millisecond}); err != nil {
+			t.Fatal(err)
+		}
+		if !r.Ended() || r.Checkpoints() == 0 {
+			t.Fatalf("ended %v, %d checkpoints, exit %+v", r.Ended(), r.Checkpoints(), r.Trace().Exit)
+		}
+		n, err := r.FromCheckpoint(ctx, Pause{Depth: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := n.Trace().Stdout; got != want {
+			t.Errorf("run %d from a checkpoint printed %q, want %q", i, got, want)
+		}
+		n.Close()
+	}
+}
+
+// A tail from a checkpoint reaches back: the checkpoints of a stretch are
+// its program's CPU apart, not its handler's (whose fork and copy-on-write
+// faults took longer than a 1 ms interval, so that checkpoints came back
+// to back with the program barely moved, and a run's newest three could
+// all be at its last lines: one tail in six held 3 states).
+func TestFromCheckpointTailReachesBack(t *testing.T) {
+	src := checkpointProg(300000)
+	ctx := context.Background()
+	for i := range 8 {
+		r := startLive(t, liveTracer(t), src, Limits{MaxEvents: 1_000_000}, nil)
+		if err := r.Resume(ctx, Pause{Untraced: true, CheckpointCPU: time.Millisecond}); err != nil {
+			t.Fatal(err)
+		}
+		n, err := r.FromCheckpoint(ctx, Pause{Depth: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := n.Trace()
+		if len(tr.Resumed) != 1 {
+			t.Fatalf("run %d: resumed at %v", i, tr.Resumed)
+		}
+		if tail := len(tr.States) - tr.Resumed[0]; tail < 1000 {
+			t.Errorf("run %d: a tail of %d states", i, tail)
+		}
+		n.Close()
+	}
 }

@@ -523,9 +523,19 @@ func (r *Run) request(msg map[string]any) error {
 	return r.send(append(b, '\n'))
 }
 
+// interruptGrace is how long an interrupted run may send nothing before
+// it is taken as stuck where it cannot pause (a long C call); a run that
+// sends records meanwhile is on its way to the pause (a checkpoint
+// recording its tail, CKPT_TAIL events: seconds on a loaded machine) and
+// gets up to interruptWait in all.
+var interruptGrace = 5 * time.Second // a var: a test shortens it
+
+const interruptWait = 60 * time.Second
+
 // wait reads the worker's frames until done() holds or the run ends. A
 // run that goes on for longer than limit (0: no limit) is interrupted; if
-// it still has not paused 5 s later, or ctx ends, it is stopped.
+// it still has not paused interruptGrace later (interruptWait while it
+// sends records), or ctx ends, it is stopped.
 func (r *Run) wait(ctx context.Context, done func() bool, limit time.Duration) error {
 	type frame struct {
 		kind    byte
@@ -550,6 +560,7 @@ func (r *Run) wait(ctx context.Context, done func() bool, limit time.Duration) e
 		timer = t.C
 	}
 	interrupted := false
+	var interruptedAt time.Time
 	go read()
 	for {
 		var f frame
@@ -557,9 +568,9 @@ func (r *Run) wait(ctx context.Context, done func() bool, limit time.Duration) e
 		case f = <-frames:
 		case <-timer:
 			if !interrupted {
-				interrupted = true
+				interrupted, interruptedAt = true, time.Now()
 				r.Interrupt()
-				timer = time.After(5 * time.Second)
+				timer = time.After(interruptGrace)
 				continue
 			}
 			r.t.kill() // stuck where it cannot pause: ended as a whole run's timeout
@@ -580,6 +591,9 @@ func (r *Run) wait(ctx context.Context, done func() bool, limit time.Duration) e
 		}
 		switch f.kind {
 		case 'D':
+			if interrupted && time.Since(interruptedAt) < interruptWait-interruptGrace {
+				timer = time.After(interruptGrace) // on its way: not stuck
+			}
 			r.dec.feed(f.payload)
 			if r.dec.stopNow() && !r.over {
 				r.over = true

@@ -462,3 +462,33 @@ func TestLiveBadRecord(t *testing.T) {
 		t.Fatalf("the next program: %v %+v", err, res)
 	}
 }
+
+// An interrupt in an untraced stretch with checkpoints pauses after the
+// newest checkpoint recorded its tail (up to CKPT_TAIL events: seconds on
+// a loaded machine); the grace for a run that sends nothing after an
+// interrupt does not cut that short (shortened here so that a tail's
+// recording outlasts it), while a program stuck in C code still ends.
+func TestInterruptWaitsForTheTail(t *testing.T) {
+	grace := interruptGrace
+	t.Cleanup(func() { interruptGrace = grace })
+	interruptGrace = 100 * time.Millisecond
+	tt := liveTracer(t)
+	r := startLive(t, tt, "i = 0\nwhile True:\n    i += 1\n", Limits{Timeout: 500 * time.Millisecond, MaxEvents: 1 << 30}, nil)
+	ctx := context.Background()
+	if err := r.Resume(ctx, Pause{Untraced: true, CheckpointCPU: 20 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	if reason, ok := r.Paused(); !ok || reason != PauseTimeout || r.Ended() {
+		t.Fatalf("after the timeout: reason %q paused %v ended %v exit %+v", reason, ok, r.Ended(), r.Trace().Exit)
+	}
+	if n := len(r.Trace().States); n < 10_000 {
+		t.Errorf("%d states: the interrupt did not record a checkpoint's tail", n)
+	}
+	r2 := startLive(t, liveTracer(t), "import time\ntime.sleep(60)\n", Limits{Timeout: 200 * time.Millisecond}, nil)
+	if err := r2.Resume(ctx, Pause{Untraced: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !r2.Ended() || r2.Trace().Exit.Reason != "timeout" {
+		t.Fatalf("sleeping program: ended %v exit %+v", r2.Ended(), r2.Trace().Exit)
+	}
+}

@@ -97,8 +97,8 @@ CKPT_TAIL = 100000
 # recorded by the newest forked before it, which counts only from there.
 CKPT_COPY_CPU = 0.005
 CKPT_COPIES = 4
-# A resumed checkpoint is the newest taken at least this long (program user
-# CPU) before the end, so that the tail it records starts that far back
+# A resumed checkpoint is the newest taken at least this long (program CPU,
+# _program_cpu) before the end, so that the tail it records starts that far back
 # (else the oldest kept).
 CKPT_BEFORE = 0.005
 # The exit status of a recording copy ndb gave up ("abandon"), passed on by
@@ -406,11 +406,23 @@ def _stdin_reopens():
         return False
 
 
-def _own_stdin():
-    """A forked copy's standard input (the --stdin memory file) at the
-    same offset, but its own: the run it was forked from reads on."""
+def _stdin_offset():
+    """Standard input's offset, read before a fork: the copy and its
+    origin share it until the copy reopens the file (_own_stdin), and the
+    origin may read on before the copy runs."""
     try:
-        at = os.lseek(0, 0, os.SEEK_CUR)
+        return os.lseek(0, 0, os.SEEK_CUR)
+    except OSError:
+        return None  # a pipe, /dev/null
+
+
+def _own_stdin(at):
+    """A forked copy's standard input (the --stdin memory file) at offset
+    at (_stdin_offset before the fork), but its own: the run it was
+    forked from reads on."""
+    if at is None:
+        return
+    try:
         fd = os.open("/proc/self/fd/0", os.O_RDONLY)
     except OSError:
         return  # /dev/null, or no /proc: nothing to read again
@@ -419,10 +431,17 @@ def _own_stdin():
     os.close(fd)
 
 
-def _user_cpu():
-    """The process's user CPU seconds: the program's own work, not the
-    copy-on-write faults of the checkpoints forked (system time)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_utime
+def _program_cpu():
+    """The process's CPU so far, two ways: (user CPU, process CPU). User CPU
+    leaves out the copy-on-write faults of the checkpoints forked (system
+    time) but is sampled at the kernel's ticks and scaled, a few ms off
+    either way; process CPU is exact but counts those faults. The
+    program's CPU between two moments is the smaller gap (_cpu_between)."""
+    return (resource.getrusage(resource.RUSAGE_SELF).ru_utime, time.process_time())
+
+
+def _cpu_between(then, now):
+    return min(now[0] - then[0], now[1] - then[1])
 
 
 def _wait_child(pid):
@@ -808,7 +827,7 @@ class _RunOutput:
             del self.out[:]
         self.checkpoints_stop()
         if not self.end_cpu:
-            self.end_cpu = _user_cpu()  # an exit from inside the program (os._exit)
+            self.end_cpu = _program_cpu()  # an exit from inside the program (os._exit)
         if self.trace_lost and not reason:
             reason = TRACE_LOST
         if self.closed:
@@ -1070,14 +1089,14 @@ class _RunResumes:
         self.may_hit_cache = {}  # code -> whether a line of it is in filt_lines[0]
         self.excepted = set()  # known frames whose last event was an exception (see filtered_other)
         self.quiet = set()  # known frames traced for their return only (f_trace_lines off)
-        # Checkpoints (CKPT_CPU): [(pid, write end of its pipe, user CPU)], oldest
+        # Checkpoints (CKPT_CPU): [(pid, write end of its pipe, _program_cpu())], oldest
         # first; why none are taken ("" while they may be); in a resumed
         # checkpoint that counts, its recording copy and the count.
         self.ckpts = []
         self.ckpt_off = ""
         self.ckpt_next = None
         self.ckpt_cpu = CKPT_CPU
-        self.end_cpu = 0.0
+        self.end_cpu = None
         self.counted = [0]
         # A filtered stretch's checkpoints are kept at the pause it ends with
         # (pause_ckpts, its CPU time pause_cpu) until the next "go": a
@@ -1087,7 +1106,7 @@ class _RunResumes:
         # stretch paused at; int_pause: the next pause is an interrupt's
         # (interrupt_from_checkpoint).
         self.pause_ckpts = False
-        self.pause_cpu = 0.0
+        self.pause_cpu = None
         self.int_pause = False
         self.filt_frames = frozenset()
         self.until_cand = [False]
@@ -1134,7 +1153,7 @@ class _RunResumes:
         was shown: it is not shown again. Not with the user's typing as
         input (what was read since would be waited for)."""
         self.checkpoints_stop()
-        self.end_cpu = _user_cpu()
+        self.end_cpu = _program_cpu()
         self.resume_checkpoint({"op": "checkpoint", "interrupt": True, "depth": -1,
                                 "budget": budget, "shown": self.capture.size()})
 
@@ -1159,7 +1178,7 @@ class _RunResumes:
             # a filtered stretch's pause: its checkpoints can record the
             # way here again (pause_ckpts)
             self.pause_ckpts = True
-            self.pause_cpu = _user_cpu()
+            self.pause_cpu = _program_cpu()
         else:
             self.checkpoints_drop()  # they hold the stretch that ends here
         was_filtered = self.filtered[0]
@@ -1295,6 +1314,7 @@ class _RunResumes:
         old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR2})
         try:
             r, w = os.pipe()
+            at = _stdin_offset()
             try:
                 pid = os.fork()
             except OSError:  # RLIMIT_NPROC with the program's own processes
@@ -1304,17 +1324,20 @@ class _RunResumes:
             if pid == 0:
                 os.close(w)
                 signal.pthread_sigmask(signal.SIG_SETMASK, old)
-                self.checkpoint_wait(r, frame)
+                self.checkpoint_wait(r, frame, at)
                 return  # resumed: the program goes on (recorded or counted)
             os.close(r)
-            self.ckpts.append((pid, w, _user_cpu()))
-            if len(self.ckpts) > CKPT_RING:
+            if len(self.ckpts) == CKPT_RING:
                 self.drop_checkpoint(self.ckpts.pop(0))
+            self.ckpts.append((pid, w, _program_cpu()))
+            # the next one comes after that much of the program's own CPU,
+            # not of this handler's and the fork's
+            signal.setitimer(signal.ITIMER_VIRTUAL, self.ckpt_cpu, self.ckpt_cpu)
         finally:
             self.guard[0] = g0
             signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
-    def checkpoint_wait(self, r, frame):
+    def checkpoint_wait(self, r, frame, stdin_at):
         """A checkpoint (the at-fork hook has silenced it: forked): wait,
         blocked in a read (a freeze's SIGSTOP and SIGCONT leave it
         blocked), for the go of resume_checkpoint; then count the events
@@ -1323,7 +1346,7 @@ class _RunResumes:
         An interrupt meanwhile is kept (pending) until a copy can take it."""
         pending = [False]
         signal.signal(signal.SIGUSR2, lambda signum, f: pending.__setitem__(0, True))
-        _own_stdin()
+        _own_stdin(stdin_at)
         for ck in self.ckpts:
             os.close(ck[1])
         self.ckpts = []
@@ -1361,6 +1384,7 @@ class _RunResumes:
         first, and the newest CKPT_COPIES). Returns None here; in the copy,
         once hand_over chose it, what it was sent."""
         r, w = os.pipe()
+        at = _stdin_offset()
         try:
             pid = os.fork()
         except OSError:
@@ -1375,7 +1399,7 @@ class _RunResumes:
             self.ckpt_next = None
             pending = self.copy_pending = [False]
             signal.signal(signal.SIGUSR2, lambda signum, f: pending.__setitem__(0, True))
-            _own_stdin()
+            _own_stdin(at)
             head = _read_all(r)
             if not head:
                 self.real_exit(0)
@@ -1410,6 +1434,7 @@ class _RunResumes:
         self.guard[0] = g0
         if head is not None and self.copy_resumed(head, frame):
             return
+        signal.setitimer(signal.ITIMER_VIRTUAL, CKPT_COPY_CPU, CKPT_COPY_CPU)  # the counting's CPU, not the fork's
         sys.settrace(self.count_fn)
 
     def hand_over(self, head):
@@ -1570,7 +1595,7 @@ class _RunResumes:
         ring = self.ckpts
         k = 0
         for i, ck in enumerate(ring):
-            if self.end_cpu - ck[2] >= CKPT_BEFORE:
+            if self.end_cpu is not None and _cpu_between(ck[2], self.end_cpu) >= CKPT_BEFORE:
                 k = i
         pid, w, _ = ring.pop(k)
         self.checkpoints_drop()
@@ -1776,7 +1801,7 @@ class _Run(_RunOutput, _RunPauses, _RunResumes):
         # the program's code has ended: what follows (a traceback's imports)
         # is not the run's to record again (CKPT_BEFORE)
         self.checkpoints_stop()
-        self.end_cpu = _user_cpu()
+        self.end_cpu = _program_cpu()
 
     def exited(self, e):
         """The program raised SystemExit: its exit as Python reports it."""
