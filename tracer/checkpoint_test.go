@@ -151,14 +151,18 @@ print(len(data), data.count(b"\n"), data[-12:])
 		t.Fatal(err)
 	}
 	prog := Program{Source: src, Path: path, Context: &Context{Stdin: stdin}}
-	whole := trace(t, prog, Limits{MaxEvents: 1 << 22, MaxTraceBytes: 1 << 30})
+	tt := liveTracer(t) // its own: it binds the program's folder
+	whole, err := tt.TraceLimits(context.Background(), prog, Limits{MaxEvents: 1 << 22, MaxTraceBytes: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := fmt.Sprintf("%d 1000 b'56789abcdef\\n'\n", len(stdin))
 	if whole.Stdout != want {
 		t.Fatalf("whole run: %q, want %q", whole.Stdout, want)
 	}
 	ctx := context.Background()
 	for i := range 3 {
-		r, err := liveTracer(t).Start(ctx, prog, Limits{}, nil)
+		r, err := tt.Start(ctx, prog, Limits{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -212,3 +212,25 @@ func TestLiveStdinFile(t *testing.T) {
 		t.Errorf("Stdin and Input: %v, want an error", err)
 	}
 }
+
+// A Tracer whose last program's folder was removed (a temporary one) runs
+// other programs on: a worker started again binds it no more.
+func TestProgramFolderGone(t *testing.T) {
+	tt := liveTracer(t)
+	dir, err := os.MkdirTemp("", "ndb-gone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "prog.py")
+	if err := os.WriteFile(path, []byte("print(1)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if tr, err := tt.Trace(context.Background(), Program{Path: path, Source: "print(1)\n", Context: &Context{}}); err != nil || tr.Stdout != "1\n" {
+		t.Fatalf("in its folder: %v", err)
+	}
+	os.RemoveAll(dir)
+	tt.kill() // as a cancelled run does: the next run starts a worker
+	if tr, err := tt.Trace(context.Background(), Program{Source: "print(2)\n"}); err != nil || tr.Stdout != "2\n" {
+		t.Fatalf("after its folder went: %v", err)
+	}
+}
