@@ -760,6 +760,7 @@ class _RunOutput:
         self.trace_lost = False  # CPython switched tracing off (the tracer hit the recursion limit)
         self.real_exit = os._exit
         self.flushing = False
+        self.interrupt_after_flush = None  # the frame of an interrupt that came while flushing
         # Records leave in batches that double from 1 to FLUSH_RECORDS: a child
         # killed while stuck inside C code (where it cannot be asked to flush)
         # loses less than half of what it recorded, and short programs lose nothing.
@@ -787,6 +788,10 @@ class _RunOutput:
                 _write_all(self.wfd, struct.pack("<I", len(data)) + data)
             finally:
                 self.flushing = False
+                f = self.interrupt_after_flush
+                if f is not None:
+                    self.interrupt_after_flush = None
+                    self.on_interrupt(signal.SIGUSR2, f)
 
     def forked(self):
         # A process the program forks shares the record pipe: it must not
@@ -1134,6 +1139,11 @@ class _RunResumes:
 
     def on_interrupt(self, signum, frame):
         self.pz[5] = True
+        if self.untraced and self.flushing:
+            # a record leaves (the program's output): a run from a checkpoint
+            # would take it as shown, and it would be lost; after it
+            self.interrupt_after_flush = frame
+            return
         if self.untraced:
             try:
                 room = min(CKPT_TAIL, self.max_events - self.counter[0] - 1000)
