@@ -73,6 +73,7 @@ import signal
 import stat
 import struct
 import sys
+import _thread
 import tempfile
 import time
 import types
@@ -838,8 +839,8 @@ class _RunOutput:
         if self.closed:
             return
         self.closed = True
-        if self.guard[1]:
-            self.checkpoints_drop()  # files written after the newest checkpoint
+        if self.guard[1] or self.threads_started[0]:
+            self.checkpoints_drop()  # files written, or a thread started, after the newest checkpoint
         if self.ckpts and kind in ("normal", "error") and reason != "os._exit":
             self.out.append(("k", len(self.ckpts)))
         self.out.append(("o", self.capture.getvalue(), self.capture.truncated))
@@ -1147,7 +1148,7 @@ class _RunResumes:
         if self.untraced:
             try:
                 room = min(CKPT_TAIL, self.max_events - self.counter[0] - 1000)
-                if self.ckpts and room > 0 and not self.req.get("input") and not self.guard[1] and not self.closed:
+                if self.ckpts and room > 0 and not self.req.get("input") and not self.guard[1] and not self.threads_started[0] and not self.closed:
                     self.interrupt_from_checkpoint(room)  # no return
                 self.reattach(frame)
             except BaseException as e:
@@ -1184,7 +1185,7 @@ class _RunResumes:
         frames = self.frames
         self.untraced = False
         self.checkpoints_stop()
-        if keep and not self.guard[1] and self.ckpts:
+        if keep and not self.guard[1] and not self.threads_started[0] and self.ckpts:
             # a filtered stretch's pause: its checkpoints can record the
             # way here again (pause_ckpts)
             self.pause_ckpts = True
@@ -1304,8 +1305,7 @@ class _RunResumes:
             signal.setitimer(signal.ITIMER_VIRTUAL, 0, 0)
             self.checkpoints_drop()
             return
-        th = sys.modules.get("threading")
-        if th is not None and th.active_count() > 1:
+        if self.threads_started[0]:
             # a forked copy would have lost its other threads
             self.ckpt_off = "the program runs threads"
             signal.setitimer(signal.ITIMER_VIRTUAL, 0, 0)
@@ -1708,6 +1708,7 @@ class _Run(_RunOutput, _RunPauses, _RunResumes):
         # the audit hook refuses things only while the program runs; [1]:
         # the program wrote or changed a file (checkpoints cannot replay that)
         self.guard = [False, False]
+        self.threads_started = [False]  # the program started a thread (install_guards)
         self.frames = {}  # program frame -> its recorder state (_frame_state)
         self.counter = [0, 0]  # events, frame numbers
         self.init_output(wfd, lim)
@@ -1771,6 +1772,18 @@ class _Run(_RunOutput, _RunPauses, _RunResumes):
     def install_guards(self, writable_roots):
         if os.environ.get("NDB_NO_AUDIT") != "1":  # tests: the kernel sandbox alone
             sys.addaudithook(_make_audit_hook(writable_roots, self.guard))
+        # a thread started once: a checkpoint taken before it, resumed,
+        # starts it again and forks its copies while it runs (they lose it):
+        # no audit event says so, the start function does
+        started = self.threads_started
+        start = _thread.start_new_thread
+
+        def start_new_thread(function, args, kwargs=None):
+            started[0] = True
+            return start(function, args, kwargs or {})
+        _thread.start_new_thread = _thread.start_new = start_new_thread
+        if "threading" in sys.modules:
+            sys.modules["threading"]._start_new_thread = start_new_thread
         os._exit = self.guarded_exit
         try:
             import posix
