@@ -1,6 +1,7 @@
 package format
 
 import (
+	"slices"
 	"strings"
 
 	"ndb/debugger"
@@ -185,7 +186,21 @@ func LastLocals(frames []Frame) (tracer.Locals, bool) {
 // state with complete locals prev, when the step binds name to value and
 // changes nothing else: what the Builder writes for it.
 func BoundLocalsText(prev tracer.Locals, name, value string, via debugger.Action) (string, bool) {
-	next := MergeLocals(prev, Frame{Locals: tracer.Locals{{Name: name, Value: value}}, Elided: true})
+	return StepLocalsText(prev, MergeLocals(prev, Frame{Locals: tracer.Locals{{Name: name, Value: value}}, Elided: true}), via)
+}
+
+// UnboundLocalsText is BoundLocalsText for a step that unbinds name (a
+// step back to before its binding): every local but name.
+func UnboundLocalsText(prev tracer.Locals, name string, via debugger.Action) (string, bool) {
+	next := slices.DeleteFunc(cloneLocals(prev), func(v tracer.Var) bool { return v.Name == name })
+	return StepLocalsText(prev, next, via)
+}
+
+// StepLocalsText is the LOCALS text of the line frame that a step (via)
+// within one Python frame reaches from a state with complete locals prev
+// to one with complete locals next: what the Builder writes for it (the
+// changes and "..", or every local where one is gone).
+func StepLocalsText(prev, next tracer.Locals, via debugger.Action) (string, bool) {
 	b := NewBuilder(false)
 	if _, err := b.Frame(tracer.State{Event: tracer.EventLine, Src: "?", Locals: prev}, false, ""); err != nil {
 		return "", false

@@ -198,7 +198,7 @@ func TestPassedAndAheadHoldOnRealTraces(t *testing.T) {
 func TestSilentHoldsOnRealTraces(t *testing.T) {
 	tr, programs := realTracePrograms(t)
 	defer tr.Close()
-	silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, byModule, assigned, events := 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+	silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, byModule, assigned, loops, events := 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 	for _, prog := range programs {
 		trace, err := tr.Trace(context.Background(), prog)
 		if err != nil {
@@ -230,6 +230,7 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 				quiet++
 			}
 		}
+		lastOfFrame := map[int]int{} // a frame's last event so far
 		for i, s := range trace.States {
 			if s.Event == tracer.EventCall && i+1 < len(trace.States) {
 				for _, sc := range append([]*pysource.Scope{ix.Module}, ix.Scopes...) {
@@ -301,6 +302,12 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 					t.Errorf("%s: line %d (%q) goes on to a %s event on line %d with %v, not its frame's next line or return with %s = %s and the rest as it was", prog.Path, s.Lineno, ix.Line(s.Lineno), next.Event, next.Lineno, next.Locals, name, repr)
 				}
 			}
+			if j, ok := lastOfFrame[s.Frame]; ok && s.Event == tracer.EventLine && trace.States[j].Event == tracer.EventLine {
+				if h := trace.States[j]; h.Lineno != s.Lineno && ix.ForTarget(h.Lineno) != "" {
+					loops += checkLoopBack(t, prog.Path, ix, h, s)
+				}
+			}
+			lastOfFrame[s.Frame] = i
 			if s.Event == tracer.EventLine && ix.CallsProgram(s.Lineno) == pysource.NoCall {
 				noCalls++
 				if i+1 < len(trace.States) && trace.States[i+1].Event == tracer.EventCall {
@@ -326,8 +333,8 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 			events++
 		}
 	}
-	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent, %d dead, %d quiet; %d line events of a certain call, %d of none; %d calls to a known first line; %d returns of a name; %d returns whose value the text fixes; %d returns on ReturnLines; %d calls of defs only the module calls; %d literal assignments",
-		len(programs), events, silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, byModule, assigned)
+	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent, %d dead, %d quiet; %d line events of a certain call, %d of none; %d calls to a known first line; %d returns of a name; %d returns whose value the text fixes; %d returns on ReturnLines; %d calls of defs only the module calls; %d literal assignments; %d loop headers' locals known from the next line's",
+		len(programs), events, silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, byModule, assigned, loops)
 	if silent < 50 || dead < 4 || quiet < 50 || calls < 50 || noCalls < 50 || entries < 50 || returned < 50 || fixed < 50 || returnLines < 50 || byModule < 20 || assigned < 50 {
 		t.Fatalf("too few silent or quiet lines checked: %d, %d", silent, quiet)
 	}
@@ -778,6 +785,97 @@ func TestReturnedNameValue(t *testing.T) {
 		if got := r.valueFor(tc.head); got != tc.want {
 			t.Errorf("%s: value %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// checkLoopBack checks, where line event s follows its frame's line event
+// h on a for loop's header, what the loop rule (loopLocals) says h's
+// locals were: in the body, the target's item before (ItemBefore) or no
+// target, the rest as s has them; after the loop, s's locals. It returns
+// 1 where the rule says something.
+func checkLoopBack(t *testing.T, path string, ix *pysource.Index, h, s tracer.State) int {
+	t.Helper()
+	first, last, ok := ix.ForBody(h.Lineno)
+	if !ok || ix.RunsThreads() {
+		return 0
+	}
+	want := slices.Clone(s.Locals)
+	if first <= s.Lineno && s.Lineno <= last {
+		name := ix.ForTarget(h.Lineno)
+		valueOf := func(n string) (string, bool) {
+			k := slices.IndexFunc(s.Locals, func(v tracer.Var) bool { return v.Name == n })
+			if k < 0 {
+				return "", false
+			}
+			return s.Locals[k].Value, true
+		}
+		cur, found := valueOf(name)
+		prev, unbound, known := ix.ItemBefore(h.Lineno, cur, valueOf)
+		if !found || !known {
+			return 0
+		}
+		k := slices.IndexFunc(want, func(v tracer.Var) bool { return v.Name == name })
+		if unbound {
+			want = slices.Delete(want, k, k+1)
+		} else {
+			want[k].Value = prev
+		}
+	}
+	if !slices.Equal(h.Locals, want) {
+		t.Errorf("%s: line %d (%q) goes on to line %d (%q) with %v: the rule says it had %v, it had %v", path, h.Lineno, ix.Line(h.Lineno), s.Lineno, ix.Line(s.Lineno), s.Locals, want, h.Locals)
+	}
+	return 1
+}
+
+// TestLoopLocals: a step back from a for loop's body to its header shows
+// the target's item before (none before the first, where the loop runs
+// once per frame; no rule in a loop run again), a step back from the line
+// after the loop shows the locals unchanged; both for the inv_line and the
+// inv_line_call frame of the header, nothing for other lines or forward
+// steps.
+func TestLoopLocals(t *testing.T) {
+	src := "grid = [[1, 2, 3], [4, 5, 6]]\nflipped = []\nfor c in range(3):\n    new_row = []\n    for r in range(2):\n" +
+		"        new_row.append(grid[r][c])\n    flipped.append(new_row)\nprint(flipped)\n" +
+		"for w in ['a', 'bb']:\n    print(w)\nnums = [3, 1, 4]\nfor n in nums:\n    print(n)\n" +
+		"for q in range(len([k for k in [1, 2]])):\n    print(q)\nprint(q)\n"
+	outer := `<|inv_line_sep|><|src_sep|>for c in range(3):<|arg_sep|>`
+	inner := `<|inv_line_sep|><|src_sep|>    for r in range(2):<|arg_sep|>`
+	words := `<|inv_line_sep|><|src_sep|>for w in ['a', 'bb']:<|arg_sep|>`
+	at := func(locals, line string) string {
+		return `<|line_sep|><|arg_sep|>{"grid": "[[1, 2, 3], [4, 5, 6]]", "flipped": "[[1, 4]]", ` + locals + `}<|src_sep|>` + line + `<|action_sep|>`
+	}
+	for _, tc := range []struct {
+		name, frames, action, head, want string
+	}{
+		{"into the body", at(`"c": "2", "new_row": "[2, 5]"`, "    new_row = []"), format.TokInvStepInto, outer, `{"c": "1", "..": ".."}`},
+		{"inv_line_call too", at(`"c": "2", "new_row": "[2, 5]"`, "    new_row = []"), format.TokInvStepInto,
+			`<|inv_line_call_sep|><|src_sep|>for c in range(3):<|arg_sep|>`, `{"c": "1", "..": ".."}`},
+		{"inv_step_over too", at(`"c": "1", "new_row": "[1, 4]"`, "    new_row = []"), format.TokInvStepOver, outer, `{"c": "0", "..": ".."}`},
+		{"an inner loop's later item", at(`"c": "0", "new_row": "[1]", "r": "1"`, "        new_row.append(grid[r][c])"), format.TokInvStepInto, inner, `{"r": "0", "..": ".."}`},
+		{"an inner loop's first item: run again", at(`"c": "1", "new_row": "[]", "r": "0"`, "        new_row.append(grid[r][c])"), format.TokInvStepInto, inner, ""},
+		{"not its body", at(`"c": "1", "new_row": "[]", "r": "0"`, "        new_row.append(grid[r][c])"), format.TokInvStepInto, outer, ""},
+		{"after the loop", at(`"c": "2", "new_row": "[3, 6]", "r": "1"`, "print(flipped)"), format.TokInvStepInto, outer, `{"..": ".."}`},
+		{"after the loop, not the inner one", at(`"c": "2", "new_row": "[3, 6]", "r": "1"`, "print(flipped)"), format.TokInvStepInto, inner, ""},
+		{"a list's item", at(`"c": "2", "new_row": "[3, 6]", "r": "1", "w": "'bb'"`, "    print(w)"), format.TokInvStepInto, words, `{"w": "'a'", "..": ".."}`},
+		{"a list's first item", at(`"c": "2", "new_row": "[3, 6]", "r": "1", "w": "'a'"`, "    print(w)"), format.TokInvStepInto, words,
+			`{"grid": "[[1, 2, 3], [4, 5, 6]]", "flipped": "[[1, 4]]", "c": "2", "new_row": "[3, 6]", "r": "1"}`},
+		{"a list a local holds", at(`"nums": "[3, 1, 4]", "n": "1"`, "    print(n)"), format.TokInvStepInto,
+			`<|inv_line_sep|><|src_sep|>for n in nums:<|arg_sep|>`, `{"n": "3", "..": ".."}`},
+		{"a comprehension's frame on the header's line", `<|line_sep|><|arg_sep|>{".0": "<list_iterator object at 0x0>", "k": "2"}<|src_sep|>for q in range(len([k for k in [1, 2]])):<|action_sep|>`,
+			format.TokInvStepInto, `<|inv_line_sep|><|src_sep|>for q in range(len([k for k in [1, 2]])):<|arg_sep|>`, ""},
+		{"forward", at(`"c": "2", "new_row": "[2, 5]"`, "    new_row = []"), format.TokStepOver, outer, ""},
+		{"locals not in the prompt", `<|line_sep|><|arg_sep|>{"..": ".."}<|src_sep|>    new_row = []<|action_sep|>`, format.TokInvStepInto, outer, ""},
+	} {
+		r := promptRules(nil, stepPrompt(src, tc.frames, tc.action))
+		if got := r.valueFor(tc.head); got != tc.want {
+			t.Errorf("%s: LOCALS %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	// another thread may change a value between the header and the body
+	threads := "import threading\n" + src
+	r := promptRules(nil, stepPrompt(threads, at(`"c": "2", "new_row": "[2, 5]"`, "    new_row = []"), format.TokInvStepInto))
+	if got := r.valueFor(outer); got != "" {
+		t.Errorf("with threads: LOCALS %q, want no rule", got)
 	}
 }
 

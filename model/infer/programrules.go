@@ -336,8 +336,9 @@ func (r *programRules) moduleFrame(cur string) bool {
 }
 
 // valueFor is the text the frame text cur must show after <|arg_sep|>: a
-// return's value (returnValues) or a forward line frame's LOCALS
-// (assignedLocals: after a literal assignment); "" for no rule.
+// return's value (returnValues), a forward line frame's LOCALS
+// (assignedLocals: after a literal assignment) or a loop header's seen
+// backwards (loopLocals); "" for no rule.
 func (r *programRules) valueFor(cur string) string {
 	if r == nil {
 		return ""
@@ -361,7 +362,7 @@ type programRules struct {
 	// per frame kind token: the lines of the running function a step's
 	// answer of that kind may show (stepScopes; nil: no rule)
 	scope map[string]sortedSet
-	// per return frame head: the value it must show (returnValues)
+	// per frame head: the value it must show (returnValues, loopLocals)
 	values map[string]string
 	// the LOCALS of a forward line frame (assignedLocals; "": no rule)
 	locals string
@@ -575,6 +576,12 @@ func promptRules(compiled func(src string) *pysource.Compiled, prompt string) *p
 	r.stepsInModule = r.scopes.stepsInModule(prompt)
 	r.freshBreak = r.scopes.freshBreak(prompt)
 	r.values = r.scopes.returnValues(prompt)
+	if v := r.scopes.loopLocals(prompt); v != nil {
+		if r.values == nil {
+			r.values = map[string]string{}
+		}
+		maps.Copy(r.values, v)
+	}
 	r.locals = r.scopes.assignedLocals(prompt)
 	r.memo = map[string]sortedSet{}
 	r.names = r.scopes.programNames()
