@@ -16,6 +16,13 @@ import "slices"
 // class body's first, a body that is only a docstring): those are firing,
 // and ok only where none may bind names its text does not show.
 func (ix *Index) lineFrame(n int) (sc *Scope, level, top int, firing []*Scope, ok bool) {
+	return ix.lineFrameBeside(n, nil)
+}
+
+// lineFrameBeside is lineFrame where inner, if not nil, takes the lambdas
+// and comprehensions that also run on line n (frames of their own,
+// beside the one lineFrame reads) instead of leaving the frame unknown.
+func (ix *Index) lineFrameBeside(n int, inner *[]*Scope) (sc *Scope, level, top int, firing []*Scope, ok bool) {
 	if n < 1 || n > len(ix.stmtAt) || ix.stmtAt[n-1] < 0 {
 		return nil, 0, 0, nil, false
 	}
@@ -24,6 +31,8 @@ func (ix *Index) lineFrame(n int) (sc *Scope, level, top int, firing []*Scope, o
 	for _, r := range ix.RunsOn(n) {
 		switch {
 		case r == sc:
+		case inner != nil && !r.open && (r.Kind == Lambda || r.Kind == Comprehension):
+			*inner = append(*inner, r)
 		case r.First != n || r.open || r.oneLine || r.Kind != Function && r.Kind != Class:
 			return nil, 0, 0, nil, false
 		default:
@@ -127,7 +136,8 @@ func (ix *Index) PossibleLocals(n int) (names []string, ok bool) { return ix.pos
 func (ix *Index) FirstLocals(n int) (names []string, ok bool) { return ix.possibleLocals(n, true) }
 
 func (ix *Index) possibleLocals(n int, first bool) (names []string, ok bool) {
-	sc, level, top, firing, ok := ix.lineFrame(n)
+	var inner []*Scope
+	sc, level, top, firing, ok := ix.lineFrameBeside(n, &inner)
 	if !ok {
 		return nil, false
 	}
@@ -183,6 +193,9 @@ func (ix *Index) possibleLocals(n int, first bool) (names []string, ok bool) {
 		if f.Kind == Function {
 			names = append(names, ix.frameKeys(f, f.entryNames())...)
 		}
+	}
+	for _, c := range inner { // a lambda's or comprehension's frame on the line: anything it may hold
+		names = append(names, c.Locals()...)
 	}
 	slices.Sort(names)
 	return slices.Compact(names), true

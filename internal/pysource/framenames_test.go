@@ -128,6 +128,7 @@ func TestSureAndPossibleLocals(t *testing.T) {
 			4:  {[]string{"a", "args", "b", "kw"}, []string{"a", "args", "b", "h", "kw"}},
 			5:  {[]string{"a", "args", "b", "kw"}, []string{"a", "args", "b", "c", "d", "h", "i", "kw"}},
 			6:  {[]string{"a", "args", "b", "kw"}, []string{"a", "args", "b", "c", "d", "h", "i", "kw"}},
+			7:  {nil, []string{".0", "a", "args", "b", "c", "d", "h", "i", "kw"}}, // f's frame, or the comprehension's (.0, c)
 			8:  {[]string{"a", "args", "b", "e", "kw"}, []string{"a", "args", "b", "c", "d", "e", "h", "i", "kw"}},
 			9:  {[]string{"a", "args", "b", "e", "g", "kw"}, []string{"a", "args", "b", "c", "d", "e", "g", "h", "i", "kw"}},
 			10: {[]string{"a", "args", "b", "e", "g", "kw"}, []string{"a", "args", "b", "c", "d", "e", "g", "h", "i", "kw"}},
