@@ -834,10 +834,7 @@ func (ix *Index) AssignsLiteral(n int) (name, repr string, ok bool) {
 	// a global or nonlocal name is bound outside the frame's locals; the
 	// tracer hides a module's dunders; a class mangles __private names; a
 	// local that holds the frame's namespace shows the new binding too
-	ix.aliasOnce.Do(func() {
-		ix.aliased = ix.namesAnywhere("locals", "globals", "vars", "__dict__", "f_locals", "f_globals", "_getframe", "currentframe")
-	})
-	if sc := ix.owner[ix.stmtAt[n-1]]; ix.aliased || sc.globals[name] || sc.nonlocals[name] || strings.HasPrefix(name, "__") {
+	if sc := ix.owner[ix.stmtAt[n-1]]; ix.namespaceAliased() || sc.globals[name] || sc.nonlocals[name] || strings.HasPrefix(name, "__") {
 		return "", "", false
 	}
 	if empty {
@@ -845,6 +842,16 @@ func (ix *Index) AssignsLiteral(n int) (name, repr string, ok bool) {
 	}
 	repr, ok = literalRepr(v, neg)
 	return name, repr, ok
+}
+
+// namespaceAliased reports whether the program may hold a frame's
+// namespace as a value (locals(), globals(), vars(), __dict__, a frame's
+// f_locals): a local that holds it shows a new binding too.
+func (ix *Index) namespaceAliased() bool {
+	ix.aliasOnce.Do(func() {
+		ix.aliased = ix.namesAnywhere("locals", "globals", "vars", "__dict__", "f_locals", "f_globals", "_getframe", "currentframe")
+	})
+	return ix.aliased
 }
 
 // emptyLiteral is the repr of the empty list, dict or tuple tokens a and b

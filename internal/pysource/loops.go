@@ -99,20 +99,23 @@ func (ix *Index) ItemBefore(h int, cur string, valueOf func(name string) (string
 // does not bind or delete (so that it holds the item until the header
 // runs again).
 func (ix *Index) loopOwnsTarget(j int, name string) bool {
-	ix.aliasOnce.Do(func() {
-		ix.aliased = ix.namesAnywhere("locals", "globals", "vars", "__dict__", "f_locals", "f_globals", "_getframe", "currentframe")
-	})
 	sc := ix.owner[j]
-	if ix.aliased || sc == nil || sc.Kind == Class || sc.globals[name] || sc.nonlocals[name] || strings.HasPrefix(name, "__") {
+	if ix.namespaceAliased() || sc == nil || sc.Kind == Class || sc.globals[name] || sc.nonlocals[name] || strings.HasPrefix(name, "__") {
 		return false
 	}
 	for k := j + 1; k < len(ix.stmts) && ix.stmts[k].indent > ix.stmts[j].indent; k++ {
 		n := ix.stmts[k].first
-		if ix.owner[k] == sc && (slices.Contains(ix.Binds(n), name) || ix.StatementKeyword(n) == "del" && slices.Contains(ix.NamesOn(n), name)) {
+		if ix.owner[k] == sc && ix.bindsOrDeletes(n, name) {
 			return false
 		}
 	}
 	return true
+}
+
+// bindsOrDeletes reports whether the statement starting on line n binds
+// or deletes name.
+func (ix *Index) bindsOrDeletes(n int, name string) bool {
+	return slices.Contains(ix.Binds(n), name) || ix.StatementKeyword(n) == "del" && slices.Contains(ix.NamesOn(n), name)
 }
 
 // runsOnce reports whether the for loop at logical line j starts at most
@@ -140,9 +143,8 @@ func (ix *Index) runsOnce(j int, name string) bool {
 	}
 	for k := range ix.stmts {
 		n := ix.stmts[k].first
-		kw := ix.StatementKeyword(n)
-		if k != j && ix.owner[k] == sc && slices.Contains(ix.Binds(n), name) ||
-			(kw == "del" && ix.owner[k] == sc || kw == "global" && sc.Kind == Module) && slices.Contains(ix.NamesOn(n), name) {
+		if k != j && ix.owner[k] == sc && ix.bindsOrDeletes(n, name) ||
+			sc.Kind == Module && ix.StatementKeyword(n) == "global" && slices.Contains(ix.NamesOn(n), name) {
 			return false
 		}
 	}
