@@ -331,10 +331,12 @@ func (t *Tracer) startWorker(cached bool) error {
 	}
 	base := t.scratch
 	dirs := t.opts.ReadOnlyDirs
-	if _, err := os.Stat(t.progDir); t.progDir != "" && err != nil {
-		// the last program's folder is gone (a test's temporary one): a
-		// worker started again for a program of none binds nothing
-		t.progDir = ""
+	if t.progDir != "" {
+		if _, err := os.Stat(t.progDir); err != nil {
+			// the last program's folder is gone (a test's temporary one): a
+			// worker started again for a program of none binds nothing
+			t.progDir = ""
+		}
 	}
 	if t.progDir != "" {
 		dirs = append(append([]string{}, dirs...), t.progDir)

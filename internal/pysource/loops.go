@@ -16,7 +16,7 @@ func (ix *Index) ForBody(h int) (first, last int, ok bool) {
 		return 0, 0, false
 	}
 	end := ix.blockEnd(j)
-	if end == ix.stmts[j].last || j+1 >= len(ix.stmts) {
+	if end == ix.stmts[j].last { // no statement after the header's is in its block
 		return 0, 0, false
 	}
 	return ix.stmts[j+1].first, end, true

@@ -901,6 +901,14 @@ func (s *scopeRules) loopLocals(prompt string) map[string]string {
 	if !ok || s.ix.RunsThreads() {
 		return nil
 	}
+	valueOf := func(name string) (string, bool) {
+		for _, v := range locals {
+			if v.Name == name {
+				return v.Value, true
+			}
+		}
+		return "", false
+	}
 	texts := map[string]string{} // a header's text: its LOCALS ("": two disagree)
 	for h := range s.lines {
 		h++
@@ -915,14 +923,6 @@ func (s *scopeRules) loopLocals(prompt string) map[string]string {
 			text, ok := format.StepLocalsText(locals, locals, step.Action) // after the loop: as it is
 			if first <= l && l <= last {
 				// from the body's first line: the target held the item before
-				valueOf := func(name string) (string, bool) {
-					for _, v := range locals {
-						if v.Name == name {
-							return v.Value, true
-						}
-					}
-					return "", false
-				}
 				name := s.ix.ForTarget(h)
 				cur, found := valueOf(name)
 				prev, unbound, known := s.ix.ItemBefore(h, cur, valueOf)
