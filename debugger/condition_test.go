@@ -17,8 +17,10 @@ func TestConditionForms(t *testing.T) {
 		{"i == 3", "true"}, {"i != 3", "false"}, {"i > 2", "true"}, {"i <= 2", "false"}, {"3 == i", "true"},
 		{"i == 3.0", "true"}, {"f < i", "true"}, {"s == 'ab'", "true"}, {`s == "ab"`, "true"}, {"s < 'b'", "true"},
 		{"xs", "false"}, {"not xs", "true"}, {"i", "true"}, {"n == None", "true"}, {"not n", "true"},
-		{"s > 2", "error"}, {"nope == 1", "error"},
-		{"len(xs) > 2", "refused"}, {"i == 1 and s", "refused"}, {"i ==", "refused"}, {"1 == 1", "refused"}, {"x.y", "refused"},
+		{"s > 2", "error"}, {"nope == 1", "error"}, {"i // 0", "error"}, {"f + 1 > 2", "error"},
+		{"len(xs) > 2", "false"}, {"i == 1 and s", "false"}, {"i == 3 and s.upper() == 'AB'", "true"}, {"1 == 1", "true"},
+		{"i % 2 == 1 or nope", "true"}, {"'a' in s and n is None", "true"}, {"f > 2.0", "true"},
+		{"i ==", "refused"}, {"x.y", "refused"}, {"sum(xs) > 0", "refused"}, {"s.count('a')", "refused"}, {"i = 3", "refused"},
 	} {
 		cd, err := ParseCondition(c.cond)
 		got := "refused"

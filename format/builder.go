@@ -186,7 +186,20 @@ func LastLocals(frames []Frame) (tracer.Locals, bool) {
 // state with complete locals prev, when the step binds name to value and
 // changes nothing else: what the Builder writes for it.
 func BoundLocalsText(prev tracer.Locals, name, value string, via debugger.Action) (string, bool) {
-	return StepLocalsText(prev, MergeLocals(prev, Frame{Locals: tracer.Locals{{Name: name, Value: value}}, Elided: true}), via)
+	return BoundAllLocalsText(prev, []string{name}, []string{value}, via)
+}
+
+// BoundAllLocalsText is BoundLocalsText for a step that binds names[i] to
+// values[i] (a for loop's tuple of targets).
+func BoundAllLocalsText(prev tracer.Locals, names, values []string, via debugger.Action) (string, bool) {
+	if len(names) != len(values) {
+		return "", false
+	}
+	bound := make(tracer.Locals, len(names))
+	for i, name := range names {
+		bound[i] = tracer.Var{Name: name, Value: values[i]}
+	}
+	return StepLocalsText(prev, MergeLocals(prev, Frame{Locals: bound, Elided: true}), via)
 }
 
 // UnboundLocalsText is BoundLocalsText for a step that unbinds name (a

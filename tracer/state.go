@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"reflect"
 )
 
@@ -29,6 +30,17 @@ func (l Locals) Get(name string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// All yields each name and repr, in order.
+func (l Locals) All() iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		for _, v := range l {
+			if !yield(v.Name, v.Value) {
+				return
+			}
+		}
+	}
 }
 
 // MarshalJSON writes the locals as a JSON object in order, '<' and '>'

@@ -391,7 +391,11 @@ func (f *flowGraph) inFinally(k int) bool {
 // except clauses and finally blocks of the trys around it.
 func (f *flowGraph) handlers(k int) []int {
 	var out []int
-	for p := f.parent[k]; p >= 0 && f.kw[p] != "def" && f.kw[p] != "class"; p = f.parent[p] {
+	p := f.parent[k]
+	if f.oneLine[k] && f.kw[k] == "try" {
+		p = k // `try: return int(s)`: its body is on its own line
+	}
+	for ; p >= 0 && f.kw[p] != "def" && f.kw[p] != "class"; p = f.parent[p] {
 		if f.kw[f.chain[p]] != "try" {
 			continue
 		}

@@ -362,6 +362,16 @@ func TestEntryLines(t *testing.T) {
 	}
 }
 
+// TestReturnLinesOneLineTry: an exception in a try's body on its own
+// line goes to its except clauses (pytudes' lispy.py: `try: return
+// int(token)`).
+func TestReturnLinesOneLineTry(t *testing.T) {
+	ix := New("def atom(t):\n    try: return int(t)\n    except ValueError:\n        return t\n")
+	if got := ix.ReturnLines(2); !slices.Equal(got, []int{2, 3, 4}) {
+		t.Errorf("ReturnLines(2) = %v, want [2 3 4]", got)
+	}
+}
+
 // TestEndLines: where a frame may return when no exception leaves it.
 func TestEndLines(t *testing.T) {
 	src := strings.Join([]string{

@@ -813,7 +813,8 @@ func (ix *Index) returned(k int, again bool, before []int) string {
 // literal's repr:
 // the statement calls nothing and cannot raise, so the frame's next event
 // is its next line's (or its return, after its last statement), with NAME
-// bound to that value and every other local as it was.
+// bound to that value and every other local as it was (not in an `except
+// ... as` body, which deletes its name on the way out: InHandlerAs).
 func (ix *Index) AssignsLiteral(n int) (name, repr string, ok bool) {
 	if !ix.StatementStarts(n) {
 		return "", "", false
@@ -834,7 +835,7 @@ func (ix *Index) AssignsLiteral(n int) (name, repr string, ok bool) {
 	// a global or nonlocal name is bound outside the frame's locals; the
 	// tracer hides a module's dunders; a class mangles __private names; a
 	// local that holds the frame's namespace shows the new binding too
-	if sc := ix.owner[ix.stmtAt[n-1]]; ix.namespaceAliased() || sc.globals[name] || sc.nonlocals[name] || strings.HasPrefix(name, "__") {
+	if sc := ix.owner[ix.stmtAt[n-1]]; ix.namespaceAliased() || sc.globals[name] || sc.nonlocals[name] || strings.HasPrefix(name, "__") || ix.InHandlerAs(n) {
 		return "", "", false
 	}
 	if empty {

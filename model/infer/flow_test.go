@@ -198,7 +198,7 @@ func TestPassedAndAheadHoldOnRealTraces(t *testing.T) {
 func TestSilentHoldsOnRealTraces(t *testing.T) {
 	tr, programs := realTracePrograms(t)
 	defer tr.Close()
-	silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, byModule, assigned, loops, events := 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+	silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, byModule, assigned, loops, ahead, events := 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 	for _, prog := range programs {
 		trace, err := tr.Trace(context.Background(), prog)
 		if err != nil {
@@ -231,6 +231,7 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 			}
 		}
 		lastOfFrame := map[int]int{} // a frame's last event so far
+		rounds := map[[2]int]int{}   // per frame and for header: its events in the loop's run so far (0: unknown)
 		for i, s := range trace.States {
 			if s.Event == tracer.EventCall && i+1 < len(trace.States) {
 				for _, sc := range append([]*pysource.Scope{ix.Module}, ix.Scopes...) {
@@ -285,7 +286,14 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 					}
 				}
 			}
-			if name, repr, ok := ix.AssignsLiteral(s.Lineno); s.Event == tracer.EventLine && ok && i+1 < len(trace.States) {
+			name, repr, ok := ix.AssignsLiteral(s.Lineno)
+			if !ok {
+				name, repr, ok = ix.AssignsValue(s.Lineno, s.Locals.Get)
+			}
+			if !ok {
+				name, repr, ok = ix.AppendsValue(s.Lineno, s.Locals.All())
+			}
+			if s.Event == tracer.EventLine && ok && i+1 < len(trace.States) {
 				assigned++
 				next := trace.States[i+1]
 				want := slices.Clone(s.Locals)
@@ -305,6 +313,29 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 			if j, ok := lastOfFrame[s.Frame]; ok && s.Event == tracer.EventLine && trace.States[j].Event == tracer.EventLine {
 				if h := trace.States[j]; h.Lineno != s.Lineno && ix.ForTarget(h.Lineno) != "" {
 					loops += checkLoopBack(t, prog.Path, ix, h, s)
+				}
+			}
+			if s.Event == tracer.EventLine && i+1 < len(trace.States) {
+				at := pysource.LoopPlace{} // the line of the frame's event before, if a line event, and the header's round
+				if j, ok := lastOfFrame[s.Frame]; ok && trace.States[j].Event == tracer.EventLine {
+					at.Prev = trace.States[j].Lineno
+				}
+				if first, end, loop := ix.ForBody(s.Lineno); loop {
+					key := [2]int{s.Frame, s.Lineno}
+					switch {
+					case at.Prev == 0:
+						rounds[key] = 0
+					case at.Prev < first || at.Prev > end:
+						rounds[key] = 1
+					case rounds[key] > 0:
+						rounds[key]++
+					}
+					at.Round = rounds[key]
+				}
+				ahead += checkStepAhead(t, prog.Path, ix, s, at, trace.States[i+1])
+				if at.Prev != 0 {
+					ahead += checkStepAhead(t, prog.Path, ix, s, pysource.LoopPlace{Prev: at.Prev}, trace.States[i+1])
+					ahead += checkStepAhead(t, prog.Path, ix, s, pysource.LoopPlace{}, trace.States[i+1])
 				}
 			}
 			lastOfFrame[s.Frame] = i
@@ -333,8 +364,8 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 			events++
 		}
 	}
-	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent, %d dead, %d quiet; %d line events of a certain call, %d of none; %d calls to a known first line; %d returns of a name; %d returns whose value the text fixes; %d returns on ReturnLines; %d calls of defs only the module calls; %d literal assignments; %d loop headers' locals known from the next line's",
-		len(programs), events, silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, byModule, assigned, loops)
+	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent, %d dead, %d quiet; %d line events of a certain call, %d of none; %d calls to a known first line; %d returns of a name; %d returns whose value the text fixes; %d returns on ReturnLines; %d calls of defs only the module calls; %d assignments of a literal or a value the locals fix and appends; %d loop headers' locals known from the next line's; %d steps from a loop's or branch's header known ahead",
+		len(programs), events, silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, byModule, assigned, loops, ahead)
 	if silent < 50 || dead < 4 || quiet < 50 || calls < 50 || noCalls < 50 || entries < 50 || returned < 50 || fixed < 50 || returnLines < 50 || byModule < 20 || assigned < 50 {
 		t.Fatalf("too few silent or quiet lines checked: %d, %d", silent, quiet)
 	}
@@ -800,6 +831,9 @@ func checkLoopBack(t *testing.T, path string, ix *pysource.Index, h, s tracer.St
 		return 0
 	}
 	want := slices.Clone(s.Locals)
+	if (s.Lineno < first || s.Lineno > last) && !ix.PlainIterable(h.Lineno, s.Locals.Get) {
+		return 0 // finding no item may have run the program's code
+	}
 	if first <= s.Lineno && s.Lineno <= last {
 		name := ix.ForTarget(h.Lineno)
 		valueOf := func(n string) (string, bool) {
@@ -827,6 +861,58 @@ func checkLoopBack(t *testing.T, path string, ix *pysource.Index, h, s tracer.St
 	return 1
 }
 
+// checkStepAhead checks, where line event s on a for loop's or a
+// branch's header (at its place at in its loop's run) is followed by
+// event next, what ItemAfter or CondHolds
+// says of the step: next is its frame's line event in the body, with a
+// loop's target bound to the next item and the rest as s has it, or (the
+// loop done, the condition false) it is not in the body and s's locals
+// are unchanged. It returns 1 where the rules say something.
+func checkStepAhead(t *testing.T, path string, ix *pysource.Index, s tracer.State, at pysource.LoopPlace, next tracer.State) int {
+	t.Helper()
+	if ix.RunsThreads() {
+		return 0
+	}
+	valueOf := s.Locals.Get
+	var items []string
+	var into, known bool
+	first, end, loop := ix.ForBody(s.Lineno)
+	if loop {
+		items, into, known = ix.ItemAfter(s.Lineno, at, valueOf)
+	} else if first, end, known = ix.CondBody(s.Lineno); known {
+		into, known = ix.CondHolds(s.Lineno, valueOf)
+	}
+	if !known {
+		return 0
+	}
+	inBody := next.Event == tracer.EventLine && first <= next.Lineno && next.Lineno <= end
+	want := slices.Clone(s.Locals)
+	if into && loop {
+		for i, name := range ix.ForTargets(s.Lineno) {
+			if k := slices.IndexFunc(want, func(v tracer.Var) bool { return v.Name == name }); k >= 0 {
+				want[k].Value = items[i]
+			} else {
+				want = append(want, tracer.Var{Name: name, Value: items[i]})
+			}
+		}
+	}
+	byName := func(a, b tracer.Var) int { return strings.Compare(a.Name, b.Name) }
+	got := slices.Clone(next.Locals)
+	slices.SortFunc(want, byName)
+	slices.SortFunc(got, byName)
+	switch {
+	case next.Frame != s.Frame:
+		t.Errorf("%s: line %d (%q) with %v goes on to another frame's %s event on line %d", path, s.Lineno, ix.Line(s.Lineno), s.Locals, next.Event, next.Lineno)
+	case into && !inBody:
+		t.Errorf("%s: line %d (%q) with %v goes on to a %s event on line %d, not into its body (lines %d-%d) with %q", path, s.Lineno, ix.Line(s.Lineno), s.Locals, next.Event, next.Lineno, first, end, items)
+	case !into && inBody:
+		t.Errorf("%s: line %d (%q) with %v goes on into its body, where the rules say it does not", path, s.Lineno, ix.Line(s.Lineno), s.Locals)
+	case next.Event == tracer.EventLine && !slices.Equal(got, want):
+		t.Errorf("%s: line %d (%q) with %v goes on to line %d with %v, where the rules say %v", path, s.Lineno, ix.Line(s.Lineno), s.Locals, next.Lineno, next.Locals, want)
+	}
+	return 1
+}
+
 // TestLoopLocals: a step back from a for loop's body to its header shows
 // the target's item before (none before the first, where the loop runs
 // once per frame; no rule in a loop run again), a step back from the line
@@ -837,7 +923,8 @@ func TestLoopLocals(t *testing.T) {
 	src := "grid = [[1, 2, 3], [4, 5, 6]]\nflipped = []\nfor c in range(3):\n    new_row = []\n    for r in range(2):\n" +
 		"        new_row.append(grid[r][c])\n    flipped.append(new_row)\nprint(flipped)\n" +
 		"for w in ['a', 'bb']:\n    print(w)\nnums = [3, 1, 4]\nfor n in nums:\n    print(n)\n" +
-		"for q in range(len([k for k in [1, 2]])):\n    print(q)\nprint(q)\n"
+		"for q in range(len([k for k in [1, 2]])):\n    print(q)\nprint(q)\n" +
+		"def gen():\n    yield 1\nfor g in gen():\n    print(g)\nprint(g)\n"
 	outer := `<|inv_line_sep|><|src_sep|>for c in range(3):<|arg_sep|>`
 	inner := `<|inv_line_sep|><|src_sep|>    for r in range(2):<|arg_sep|>`
 	words := `<|inv_line_sep|><|src_sep|>for w in ['a', 'bb']:<|arg_sep|>`
@@ -864,6 +951,7 @@ func TestLoopLocals(t *testing.T) {
 		{"a comprehension's frame on the header's line", `<|line_sep|><|arg_sep|>{".0": "<list_iterator object at 0x0>", "k": "2"}<|src_sep|>for q in range(len([k for k in [1, 2]])):<|action_sep|>`,
 			format.TokInvStepInto, `<|inv_line_sep|><|src_sep|>for q in range(len([k for k in [1, 2]])):<|arg_sep|>`, ""},
 		{"forward", at(`"c": "2", "new_row": "[2, 5]"`, "    new_row = []"), format.TokStepOver, outer, ""},
+		{"after a generator's loop: its frame ran", at(`"g": "1"`, "print(g)"), format.TokInvStepInto, `<|inv_line_sep|><|src_sep|>for g in gen():<|arg_sep|>`, ""},
 		{"locals not in the prompt", `<|line_sep|><|arg_sep|>{"..": ".."}<|src_sep|>    new_row = []<|action_sep|>`, format.TokInvStepInto, outer, ""},
 	} {
 		r := promptRules(nil, stepPrompt(src, tc.frames, tc.action))
@@ -879,11 +967,87 @@ func TestLoopLocals(t *testing.T) {
 	}
 }
 
-// TestAssignedLocals: after a step from `NAME = LITERAL`, the line frame's
-// LOCALS are the frame's with NAME bound to the literal, written as the
-// format writes a step within one frame.
+// TestStepAhead: a step from a for loop's header shows the target bound
+// to the next item, on the body's first line and in no frame's end; once
+// the loop is done, the locals unchanged on a line after the loop; no rule
+// where the item or the loop's start is unknown. A step from a branch goes
+// where its condition's truth says, with the locals unchanged.
+func TestStepAhead(t *testing.T) {
+	src := "def count(text):\n    counts = {}\n    for word in text.split():\n        counts[word] = 1\n    return counts\n" +
+		"def again(n):\n    for k in range(2):\n        for i in range(n):\n            print(i)\n" +
+		"for k in (3, 5):\n    print(count('a b'))\nelse:\n    print('done')\n" +
+		"def sign(x):\n    if x > 0:\n        return 1\n    elif x == 0:\n        return 0\n    return -1\n"
+	at := func(locals, line string) string {
+		return `<|line_sep|><|arg_sep|>{` + locals + `}<|src_sep|>` + line + `<|action_sep|>`
+	}
+	header := "    for word in text.split():"
+	for _, tc := range []struct {
+		name, frames, action, locals string
+		lines                        sortedSet
+		into                         bool
+	}{
+		{"the first item", at(`"text": "'a b'", "counts": "{}"`, header), format.TokStepOver, `{"word": "'a'", "..": ".."}`, sortedSet{"        counts[word] = 1"}, true},
+		{"step_into too", at(`"text": "'a b'", "counts": "{}"`, header), format.TokStepInto, `{"word": "'a'", "..": ".."}`, sortedSet{"        counts[word] = 1"}, true},
+		{"the next item", at(`"text": "'a b'", "counts": "{'a': 1}", "word": "'a'"`, header), format.TokStepOver, `{"word": "'b'", "..": ".."}`, sortedSet{"        counts[word] = 1"}, true},
+		{"done", at(`"text": "'a b'", "counts": "{'a': 1, 'b': 1}", "word": "'b'"`, header), format.TokStepOver, `{"..": ".."}`, sortedSet{"    return counts"}, false},
+		{"a module loop's else", at(`"count": "<function count at 0x0>", "again": "<function again at 0x0>", "k": "5"`, "for k in (3, 5):"), format.TokStepOver, `{"..": ".."}`, sortedSet{"    print('done')", "def sign(x):"}, false}, // NextLines: a break would skip the else
+		{"an inner loop's first item", at(`"n": "2", "k": "1"`, "        for i in range(n):"), format.TokStepOver, `{"i": "0", "..": ".."}`, sortedSet{"            print(i)"}, true},
+		{"an inner loop's next item: it may start again", at(`"n": "2", "k": "1", "i": "0"`, "        for i in range(n):"), format.TokStepOver, "", nil, false},
+		{"an inner loop's next item after its body", at(`"n": "2", "k": "1", "i": "0"`, "            print(i)") + format.TokStepOver + format.TokFrameSep +
+			at(`"n": "2", "k": "1", "i": "0"`, "        for i in range(n):"), format.TokStepOver, `{"i": "1", "..": ".."}`, sortedSet{"            print(i)"}, true},
+		{"an inner loop again after the outer header", at(`"n": "2", "k": "0", "i": "1"`, "    for k in range(2):") + format.TokStepOver + format.TokFrameSep +
+			at(`"n": "2", "k": "1", "i": "1"`, "        for i in range(n):"), format.TokStepOver, `{"i": "0", "..": ".."}`, sortedSet{"            print(i)"}, true},
+		{"not an item", at(`"text": "'a b'", "counts": "{}", "word": "'c'"`, header), format.TokStepOver, "", nil, false},
+		{"locals not in the prompt", at(`"..": ".."`, header), format.TokStepOver, "", nil, false},
+		{"step_return", at(`"text": "'a b'", "counts": "{}"`, header), format.TokStepReturn, "", nil, false},
+		{"backwards", at(`"text": "'a b'", "counts": "{}"`, header), format.TokInvStepOver, "", nil, false},
+		{"a true condition", at(`"x": "2"`, "    if x > 0:"), format.TokStepInto, `{"..": ".."}`, sortedSet{"        return 1"}, true},
+		{"a false condition", at(`"x": "0"`, "    if x > 0:"), format.TokStepOver, `{"..": ".."}`, sortedSet{"    elif x == 0:"}, false},
+		{"an elif", at(`"x": "0"`, "    elif x == 0:"), format.TokStepOver, `{"..": ".."}`, sortedSet{"        return 0"}, true},
+		{"a condition that raises", at(`"x": "'a'"`, "    if x > 0:"), format.TokStepOver, "", nil, false},
+	} {
+		r := promptRules(nil, stepPrompt(src, tc.frames, tc.action))
+		if r.locals != tc.locals {
+			t.Errorf("%s: LOCALS %q, want %q", tc.name, r.locals, tc.locals)
+		}
+		if tc.locals == "" {
+			continue
+		}
+		if got := r.scope[format.TokLineSep]; !slices.Equal(got, tc.lines) {
+			t.Errorf("%s: lines %q, want %q", tc.name, got, tc.lines)
+		}
+		if ends, ruled := r.scope[format.TokReturnSep]; tc.into != (ruled && len(ends) == 0) {
+			t.Errorf("%s: return lines %q (ruled %v); the step goes into the body: %v", tc.name, ends, ruled, tc.into)
+		}
+	}
+	// a repeated item: the round the prompt shows decides
+	keep := "def keep(text):\n    out = []\n    for ch in text:\n        out.append(ch)\n    return out\n"
+	var frames strings.Builder
+	frames.WriteString(`<|call_sep|><|src_sep|>def keep(text):<|arg_sep|>{"text": "'aab'"}<|action_sep|><|step_into|><|frame_sep|>`)
+	frames.WriteString(at(`"text": "'aab'"`, "    out = []") + format.TokStepInto + format.TokFrameSep)
+	for _, out := range []string{"[]", "['a']"} {
+		frames.WriteString(at(`"out": "`+out+`", "..": ".."`, "    for ch in text:") + format.TokStepInto + format.TokFrameSep)
+		frames.WriteString(at(`"ch": "'a'", "..": ".."`, "        out.append(ch)") + format.TokStepInto + format.TokFrameSep)
+	}
+	third := at(`"out": "['a', 'a']", "..": ".."`, "    for ch in text:")
+	if r := promptRules(nil, stepPrompt(keep, frames.String()+third, format.TokStepOver)); r.locals != `{"ch": "'b'", "..": ".."}` {
+		t.Errorf("the third round of 'aab': LOCALS %q, want ch 'b'", r.locals)
+	}
+	if r := promptRules(nil, stepPrompt(keep, third, format.TokStepOver)); r.locals != "" {
+		t.Errorf("a round the prompt does not show: LOCALS %q, want no rule", r.locals)
+	}
+	threads := "import threading\n" + src
+	if r := promptRules(nil, stepPrompt(threads, at(`"text": "'a b'", "counts": "{}"`, header), format.TokStepOver)); r.locals != "" {
+		t.Errorf("with threads: LOCALS %q, want no rule", r.locals)
+	}
+}
+
+// TestAssignedLocals: after a step from `NAME = LITERAL`, or from an
+// assignment whose value the locals fix, the line frame's LOCALS are the
+// frame's with NAME bound to the value, written as the format writes a
+// step within one frame.
 func TestAssignedLocals(t *testing.T) {
-	src := "x = 1\ny = None\nfor i in (1, 2):\n    y = None\n    z = -3\nprint(x, y)\ndef f():\n    global x\n    x = 2\nclass C:\n    __k = 1\n    j = 2\n"
+	src := "x = 1\ny = None\nfor i in (1, 2):\n    y = None\n    z = -3\n    w = x * i - z\n    x += w\n    out.append(w // 2)\nprint(x, y)\ndef f():\n    global x\n    x = 2\nclass C:\n    __k = 1\n    j = 2\n"
 	start := `<|call_sep|><|src_sep|><|arg_sep|>{}<|action_sep|><|step_into|><|frame_sep|>`
 	for _, tc := range []struct {
 		name, frames, action, want string
@@ -896,6 +1060,10 @@ func TestAssignedLocals(t *testing.T) {
 		{"locals not in the prompt", `<|line_sep|><|arg_sep|>{"..": ".."}<|src_sep|>y = None<|action_sep|>`, format.TokStepOver, ""},
 		{"a global", `<|line_sep|><|arg_sep|>{}<|src_sep|>    x = 2<|action_sep|>`, format.TokStepOver, ""},
 		{"a mangled name", `<|line_sep|><|arg_sep|>{}<|src_sep|>    __k = 1<|action_sep|>`, format.TokStepOver, ""},
+		{"a value the locals fix", `<|line_sep|><|arg_sep|>{"x": "1", "y": "None", "i": "2", "z": "-3"}<|src_sep|>    w = x * i - z<|action_sep|>`, format.TokStepOver, `{"w": "5", "..": ".."}`},
+		{"an augmented assignment", `<|line_sep|><|arg_sep|>{"x": "1", "y": "None", "i": "2", "z": "-3", "w": "5"}<|src_sep|>    x += w<|action_sep|>`, format.TokStepInto, `{"x": "6", "..": ".."}`},
+		{"an append", `<|line_sep|><|arg_sep|>{"x": "1", "y": "None", "i": "2", "z": "-3", "w": "5", "out": "[1]"}<|src_sep|>    out.append(w // 2)<|action_sep|>`, format.TokStepOver, `{"out": "[1, 2]", "..": ".."}`},
+		{"a value the locals do not fix", `<|line_sep|><|arg_sep|>{"x": "1", "y": "None", "i": "2", "z": "-3"}<|src_sep|>    x += w<|action_sep|>`, format.TokStepInto, ""},
 	} {
 		r := promptRules(nil, stepPrompt(src, tc.frames, tc.action))
 		if got := r.valueFor(format.TokLineSep + format.TokArgSep); got != tc.want {

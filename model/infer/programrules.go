@@ -592,8 +592,35 @@ func promptRules(compiled func(src string) *pysource.Compiled, prompt string) *p
 	r.backFrom = backNames(prompt)
 	r.lines.sort()
 	r.calls = append(sortedSet{""}, r.lines...)
+	if r.locals == "" {
+		r.stepAhead(prompt)
+	}
 	r.holdEnds()
 	return &r
+}
+
+// stepAhead applies scopeRules' stepAhead: the step's line frame shows
+// its LOCALS, on one of its lines; where the step surely goes into a
+// body, no frame ends first.
+func (r *programRules) stepAhead(prompt string) {
+	locals, lines, into, ok := r.scopes.stepAhead(prompt)
+	if !ok {
+		return
+	}
+	r.locals = locals
+	scope := maps.Clone(r.scope)
+	if scope == nil {
+		scope = map[string]sortedSet{}
+	}
+	allowed, ruled := scope[format.TokLineSep]
+	if !ruled {
+		allowed = r.lines
+	}
+	scope[format.TokLineSep] = slices.DeleteFunc(slices.Clone(allowed), func(l string) bool { return !lines.contains(l) })
+	if into {
+		scope[format.TokReturnSep], scope[format.TokExceptionSep] = sortedSet{}, sortedSet{}
+	}
+	r.scope = scope
 }
 
 // endKinds are the frame kinds that show where a frame ends or an

@@ -884,7 +884,8 @@ func (s *scopeRules) returnValues(prompt string) map[string]string {
 // before the target took its item: the header shows the item before
 // (pysource's ItemBefore), or no target at all before the first item;
 // from a line after the loop, the header found no item more and changed
-// nothing. Nil for no rule. Why: going back into a loop's header is
+// nothing, where iterating runs no code (PlainIterable: a generator's
+// frame may change what the locals hold). Nil for no rule. Why: going back into a loop's header is
 // common, and the model kept the item the body holds (13 of the 26 steps
 // back to a header on the hand-written scripts were wrong, 9 of 11 on
 // realworld files). Not in a program that may run threads.
@@ -920,7 +921,9 @@ func (s *scopeRules) loopLocals(prompt string) map[string]string {
 			if l == h || !slices.Contains(s.ix.NextLines(h), l) {
 				continue // on the header's own line runs a comprehension's frame too
 			}
-			text, ok := format.StepLocalsText(locals, locals, step.Action) // after the loop: as it is
+			// after the loop: as it is, where finding no item ran no code
+			text, ok := format.StepLocalsText(locals, locals, step.Action)
+			ok = ok && s.ix.PlainIterable(h, locals.Get)
 			if first <= l && l <= last {
 				// from the body's first line: the target held the item before
 				name := s.ix.ForTarget(h)
@@ -956,6 +959,180 @@ func (s *scopeRules) loopLocals(prompt string) map[string]string {
 	return out
 }
 
+// stepAhead is the answer to a step (step_into, step_over) from a line
+// event on a header whose next line the frame's values decide, every line
+// of the last frame's text alike: a for loop's (pysource's ItemAfter: the
+// targets bound to the next item, or the loop done) or an if, elif or
+// while header's (CondHolds: the condition's truth). It gives the LOCALS
+// of the step's line frame (nothing changed but the loop's targets) and the
+// lines that frame may be on (NextLines in the body, where a statement's
+// event may be on a later line of it, or those after it); into: the step
+// surely lands in the body. ok false for no rule. Why: 27 of 44 steps from
+// a loop header on the held-out programs were wrong, on the item or on
+// whether the loop goes on, and a branch's way is the commonest next-line
+// error left. Not in a program that may run threads.
+func (s *scopeRules) stepAhead(prompt string) (locals string, lines sortedSet, into, ok bool) {
+	last, k, step, err := lastStep(prompt)
+	if err != nil || step.Action != debugger.StepInto && step.Action != debugger.StepOver {
+		return "", nil, false, false
+	}
+	f, err := format.ParseFrame(last[:k+len(format.TokActionSep)])
+	if err != nil || f.Kind != format.Line || s.ix.RunsThreads() {
+		return "", nil, false, false
+	}
+	held, ok := format.LastLocals(promptFrames(prompt))
+	if !ok {
+		return "", nil, false, false
+	}
+	frames, steps := promptSteps(prompt)
+	prev := s.prevLine(frames, steps)
+	found := false
+	for h := range s.linesWith(f.Src) {
+		text, textOK := format.StepLocalsText(held, held, step.Action)
+		first, end, loop := s.ix.ForBody(h)
+		var in, known bool
+		if loop {
+			var items []string
+			at := pysource.LoopPlace{Prev: prev, Round: s.loopRound(frames, steps, h)}
+			if items, in, known = s.ix.ItemAfter(h, at, held.Get); in {
+				text, textOK = format.BoundAllLocalsText(held, s.ix.ForTargets(h), items, step.Action)
+			}
+		} else if first, end, known = s.ix.CondBody(h); known {
+			in, known = s.ix.CondHolds(h, held.Get)
+		}
+		if !known {
+			return "", nil, false, false
+		}
+		next := sortedSet{} // the body's lines it may go on to, or the others
+		for _, n := range s.ix.NextLines(h) {
+			if (first <= n && n <= end) == in {
+				next = append(next, s.lines[n-1])
+			}
+		}
+		next.sort()
+		if !textOK || in && len(next) == 0 || found && (text != locals || in != into || !slices.Equal(next, lines)) {
+			return "", nil, false, false
+		}
+		locals, lines, into, found = text, next, in, true
+	}
+	return locals, lines, into, found
+}
+
+// prevLine is the line of the line event that came before the last of
+// frames (a prompt's, steps between them: promptSteps) in its Python
+// frame, where they show it: the frame before the last is a line frame on
+// a line of its own text, and the step from it (step_into, step_over)
+// reached a line frame, which is the next event of its frame (a call
+// would have shown its call first, a return its return). 0 otherwise.
+func (s *scopeRules) prevLine(frames []format.Frame, steps []format.Step) int {
+	n := len(frames)
+	if n < 2 || len(steps) != n-1 || frames[n-2].Kind != format.Line ||
+		steps[n-2].Action != debugger.StepInto && steps[n-2].Action != debugger.StepOver {
+		return 0
+	}
+	line := 0
+	for n := range s.linesWith(frames[n-2].Src) {
+		if line != 0 {
+			return 0
+		}
+		line = n
+	}
+	return line
+}
+
+// promptSteps are the prompt's frames in order and, for each but the
+// last, the step that led from it to the next; nil where one does not
+// parse.
+func promptSteps(prompt string) ([]format.Frame, []format.Step) {
+	texts := strings.Split(strings.TrimSuffix(prompt, format.TokFrameSep), format.TokFrameSep)
+	var frames []format.Frame
+	var steps []format.Step
+	for _, text := range texts[1:] { // texts[0] is the header
+		k := strings.LastIndex(text, format.TokActionSep)
+		if k < 0 {
+			return nil, nil
+		}
+		f, err := format.ParseFrame(text[:k+len(format.TokActionSep)])
+		if err != nil {
+			return nil, nil
+		}
+		step, err := format.ParseStep(text[k:])
+		if err != nil {
+			return nil, nil
+		}
+		frames, steps = append(frames, f), append(steps, step)
+	}
+	if len(steps) > 0 {
+		steps = steps[:len(steps)-1] // the last is the step asked
+	}
+	return frames, steps
+}
+
+// loopRound counts the events of the for header on line h (the last
+// frame's) in the run of its loop, this one included, where the prompt
+// shows the whole run: walking back through steps that skip no event of
+// the loop's frame (step_into, step_over, and step_return from a call it
+// made), over the frames of calls it made, to the frame's line event
+// before the loop or its call. 0 where unknown. Why: an item that repeats
+// ('banana', the words of a sentence) leaves the next one to the round.
+func (s *scopeRules) loopRound(frames []format.Frame, steps []format.Step, h int) int {
+	first, end, ok := s.ix.ForBody(h)
+	header := s.lines[h-1]
+	if !ok || len(frames) == 0 || len(steps) != len(frames)-1 || frames[len(frames)-1].Src != header || s.ix.Suspends(h) {
+		return 0 // a generator's frame returns and is called again at each yield
+	}
+	if len(slices.Collect(s.linesWith(header))) != 1 {
+		return 0
+	}
+	inBody := func(src string) (in, known bool) { // every line of text src alike
+		seen := false
+		for n := range s.linesWith(src) {
+			if seen && in != (first <= n && n <= end) {
+				return false, false
+			}
+			in, seen = first <= n && n <= end, true
+		}
+		return in, seen
+	}
+	round, depth := 1, 0
+	for i := len(frames) - 2; i >= 0; i-- {
+		// depth before frame i+1: a call frame is one deeper, a return's
+		// next frame one shallower
+		if frames[i+1].Kind == format.Call {
+			depth--
+		}
+		if frames[i].Kind == format.Return {
+			depth++
+		}
+		switch a := steps[i].Action; {
+		case a == debugger.StepInto || a == debugger.StepOver:
+		case a == debugger.StepReturn && depth > 0:
+		default:
+			return 0
+		}
+		f := frames[i]
+		switch {
+		case depth > 0:
+			continue
+		case depth < 0 || f.Kind == format.Call:
+			return round // the frame's call: the loop started after it
+		case f.Kind != format.Line:
+			return 0
+		case f.Src == header:
+			round++
+			continue
+		}
+		in, known := inBody(f.Src)
+		switch {
+		case !known:
+			return 0
+		case !in:
+			return round // the line before the loop
+		}
+	}
+	return 0
+}
+
 // returnedName pins the return frame that follows a line event on
 // `return NAME` (pysource's ReturnedName, every line of text src the same
 // name) to NAME's value in the frame's locals, merged from the prompt's
@@ -988,12 +1165,12 @@ func (s *scopeRules) returnedName(prompt, src string) map[string]string {
 
 // assignedLocals is the LOCALS text of the line frame that step_into or
 // step_over reaches from a line event on `NAME = LITERAL` (pysource's
-// AssignsLiteral, every line of the last frame's text alike): the frame's
-// locals with NAME bound to the literal, written as the format writes the
-// step's frame (format.Builder: what changed, ".." for the rest); "" for
-// no rule. Why: a step is the commonest command; the model was right on
-// 16 of the 17 such steps of the evaluation sets, and this makes the rest
-// of a session start from a right frame there for certain.
+// AssignsLiteral) or on an assignment whose value the frame's locals fix
+// (AssignsValue: `total += v`, `mid = (lo + hi) // 2`; AppendsValue:
+// `out.append(ch.upper())`), every line of the last frame's text alike:
+// the frame's locals with NAME bound to the value, written as the format writes the step's frame (format.Builder:
+// what changed, ".." for the rest); "" for no rule. Why: a step is the
+// commonest command, and a session that drifts mostly drifts on a value.
 func (s *scopeRules) assignedLocals(prompt string) string {
 	last, k, step, err := lastStep(prompt)
 	if err != nil || step.Action != debugger.StepInto && step.Action != debugger.StepOver {
@@ -1003,16 +1180,22 @@ func (s *scopeRules) assignedLocals(prompt string) string {
 	if err != nil || f.Kind != format.Line {
 		return ""
 	}
+	locals, known := format.LastLocals(promptFrames(prompt))
 	name, repr := "", ""
 	for at := range s.linesWith(f.Src) {
 		n, r, ok := s.ix.AssignsLiteral(at)
+		if !ok && known {
+			n, r, ok = s.ix.AssignsValue(at, locals.Get)
+		}
+		if !ok && known {
+			n, r, ok = s.ix.AppendsValue(at, locals.All())
+		}
 		if !ok || name != "" && (n != name || r != repr) {
 			return ""
 		}
 		name, repr = n, r
 	}
-	locals, ok := format.LastLocals(promptFrames(prompt))
-	if name == "" || !ok {
+	if name == "" || !known {
 		return ""
 	}
 	text, _ := format.BoundLocalsText(locals, name, repr, step.Action)

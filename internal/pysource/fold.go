@@ -1,0 +1,877 @@
+package pysource
+
+// This file folds what a frame's values decide without running anything:
+// a small reader of Python expressions over the reprs a frame shows
+// (condEval, Expr), the way a branch takes (CondHolds), and the value an
+// assignment or an append binds (AssignsValue, AppendsValue). The model
+// engine's rules and breakpoint conditions where no program runs
+// (debugger.Condition) share it.
+
+import (
+	"iter"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// CondBody is the body of the if, elif or while statement whose header
+// starts on line h: its first and last lines (its other clauses are not in
+// it); ok false where h starts no such header or the body is on its line.
+func (ix *Index) CondBody(h int) (first, last int, ok bool) {
+	if !ix.StatementStarts(h) {
+		return 0, 0, false
+	}
+	j := ix.stmtAt[h-1]
+	toks := ix.stmts[j].toks
+	if toks[0].kind != tName || toks[0].text != "if" && toks[0].text != "elif" && toks[0].text != "while" {
+		return 0, 0, false
+	}
+	if c := headerColon(toks); c < 2 || c != len(toks)-1 {
+		return 0, 0, false
+	}
+	end := ix.blockEnd(j)
+	if end == ix.stmts[j].last {
+		return 0, 0, false
+	}
+	return ix.stmts[j+1].first, end, true
+}
+
+// CondHolds is the truth of the condition of the if, elif or while header
+// on line h, given the frame's locals at its line event (valueOf, by
+// name): known (ok) only for a condition that runs no Python code and
+// cannot raise, on one line (an event may fire on each line of a longer
+// one), made of int, bool, None, str and float literals, locals whose
+// reprs are such values or lists, tuples and dicts of them, the operators
+// not, and, or, comparisons, in, is None, unary and binary + and -, *, //
+// and % on ints, the builtin len and a str's argument-free methods
+// (strMethods); a false one whose way out may leave an `except ... as`
+// body is not known either (InHandlerAs). Why: where a step goes from a
+// branch is the commonest next-line error left, and the frame's values
+// often decide it.
+func (ix *Index) CondHolds(h int, valueOf func(name string) (string, bool)) (truth, ok bool) {
+	if _, _, body := ix.CondBody(h); !body || ix.ModuleOpen() || !ix.oneLine(h) {
+		return false, false
+	}
+	toks := ix.stmts[ix.stmtAt[h-1]].toks
+	n, ok := ix.parseExpr(toks[1 : len(toks)-1])
+	if !ok {
+		return false, false
+	}
+	v, ok := n(valueOf)
+	if !ok || !v.truth() && ix.InHandlerAs(h) {
+		return false, false // leaving an except clause's body deletes its name
+	}
+	return v.truth(), true
+}
+
+// InHandlerAs reports whether line n's statement is in the body of an
+// `except ... as NAME:` clause of its frame: a step that leaves that body
+// deletes NAME from the locals.
+func (ix *Index) InHandlerAs(n int) bool {
+	if n < 1 || n > len(ix.stmtAt) || ix.stmtAt[n-1] < 0 {
+		return false
+	}
+	j := ix.stmtAt[n-1]
+	indent := ix.stmts[j].indent
+	for k := j - 1; k >= 0 && indent > 0; k-- {
+		if ix.stmts[k].indent >= indent {
+			continue
+		}
+		indent = ix.stmts[k].indent
+		switch ix.StatementKeyword(ix.stmts[k].first) {
+		case "except":
+			if indexTop(ix.stmts[k].toks, "as") >= 0 {
+				return true
+			}
+		case "def", "class":
+			return false
+		}
+	}
+	return false
+}
+
+// Expr is a Python expression of the forms CondHolds reads, parsed once
+// to be evaluated over the reprs of a frame's locals (a breakpoint's
+// condition where no program runs: debugger.Condition).
+type Expr struct{ node condNode }
+
+// ParseExpr reads one expression; false where it is not of the forms
+// CondHolds reads.
+func ParseExpr(src string) (*Expr, bool) {
+	ix := New(src + "\n")
+	if strings.ContainsAny(src, "\n\r") || len(ix.stmts) != 1 || ix.stmts[0].first != 1 {
+		return nil, false
+	}
+	n, ok := (*Index)(nil).parseExpr(ix.stmts[0].toks)
+	if !ok {
+		return nil, false
+	}
+	return &Expr{node: n}, true
+}
+
+// Truth is the expression's truth over the locals env gives; ok false
+// where it cannot be known (a name that is no local, a value it does not
+// read, an operation that would raise).
+func (x *Expr) Truth(env Env) (truth, ok bool) {
+	v, ok := x.node(env)
+	return v.truth(), ok
+}
+
+// parseExpr parses toks whole; ix (nil: no program) tells whether the
+// program rebinds len.
+func (ix *Index) parseExpr(toks []token) (condNode, bool) {
+	e := &condEval{ix: ix, toks: toks}
+	n, ok := e.or()
+	return n, ok && e.at == len(e.toks)
+}
+
+// AssignsValue reports, where line n's statement is `NAME = EXPR` or
+// `NAME OP= EXPR` (+, -, *, //, %) on one line, NAME and the repr of the
+// value it binds, given the frame's locals at its line event (valueOf):
+// known where EXPR is one local's name (any value: NAME then shows its
+// repr), or an expression CondHolds reads whose value is an int, a bool,
+// None or a str it can write, and an augmented NAME holds an int (or a
+// str, for +=). The statement then calls nothing and cannot raise: the
+// frame's next event is its next line's (or its return), with NAME bound
+// and every other local as it was. Not for a global, nonlocal or dunder
+// NAME, nor where a local may hold the frame's namespace (as
+// AssignsLiteral), nor in an `except ... as` body (InHandlerAs).
+func (ix *Index) AssignsValue(n int, valueOf func(name string) (string, bool)) (name, repr string, ok bool) {
+	if !ix.StatementStarts(n) || !ix.oneLine(n) || ix.InHandlerAs(n) {
+		return "", "", false
+	}
+	t := ix.stmts[ix.stmtAt[n-1]].toks
+	if len(t) < 3 || t[0].kind != tName || keywords[t[0].text] || t[1].kind != tOp {
+		return "", "", false
+	}
+	name, op := t[0].text, strings.TrimSuffix(t[1].text, "=")
+	if t[1].text != "=" && !slices.Contains([]string{"+", "-", "*", "//", "%"}, op) {
+		return "", "", false
+	}
+	if sc := ix.owner[ix.stmtAt[n-1]]; ix.namespaceAliased() || sc.globals[name] || sc.nonlocals[name] || strings.HasPrefix(name, "__") {
+		return "", "", false
+	}
+	if t[1].text == "=" && len(t) == 3 && t[2].kind == tName && !keywords[t[2].text] {
+		if r, known := valueOf(t[2].text); known {
+			return name, r, true
+		}
+		return "", "", false
+	}
+	node, ok := ix.parseExpr(t[2:])
+	if !ok {
+		return "", "", false
+	}
+	v, ok := node(valueOf)
+	if !ok {
+		return "", "", false
+	}
+	if t[1].text != "=" {
+		r, known := valueOf(name)
+		cur, parsed := parseValue(r)
+		if !known || !parsed || !cur.number() && !(cur.kind == 's' && op == "+") {
+			return "", "", false
+		}
+		if v, ok = arithmetic(op, cur, v); !ok {
+			return "", "", false
+		}
+	}
+	repr, ok = v.repr()
+	return name, repr, ok && len(repr) <= maxFoldedRepr
+}
+
+// maxFoldedRepr bounds the repr of a str AssignsValue writes, or of a
+// list AppendsValue does: a tracer cuts a long repr short at its own
+// limit.
+const maxFoldedRepr = 80
+
+// AppendsValue reports, where line n's statement is `NAME.append(EXPR)`
+// on one line, NAME and the repr its list shows after it, given the
+// frame's locals at its line event (locals, by name): NAME's repr is a
+// whole list, and EXPR is another local's name (its repr) or an
+// expression AssignsValue reads. The statement calls nothing Python runs
+// and cannot raise: the frame's next event is its next line's (or its
+// return), with NAME's list one item longer and every other local as it
+// was. No rule where another local's repr holds NAME's (it may be the
+// same list, or hold it), nor for a repr past maxFoldedRepr.
+func (ix *Index) AppendsValue(n int, locals iter.Seq2[string, string]) (name, repr string, ok bool) {
+	if !ix.StatementStarts(n) || !ix.oneLine(n) || ix.InHandlerAs(n) {
+		return "", "", false
+	}
+	t := ix.stmts[ix.stmtAt[n-1]].toks
+	if len(t) < 6 || t[0].kind != tName || keywords[t[0].text] || t[1].text != "." || t[2].text != "append" || t[3].text != "(" || matching(t, 3) != len(t)-1 {
+		return "", "", false
+	}
+	valueOf := func(name string) (string, bool) {
+		for k, v := range locals {
+			if k == name {
+				return v, true
+			}
+		}
+		return "", false
+	}
+	name = t[0].text
+	list, known := valueOf(name)
+	if _, whole := reprItems(list); !known || !whole || list[0] != '[' {
+		return "", "", false
+	}
+	for k, v := range locals {
+		if k != name && strings.Contains(v, list) {
+			return "", "", false
+		}
+	}
+	arg := t[4 : len(t)-1]
+	var item string
+	if len(arg) == 1 && arg[0].kind == tName && !keywords[arg[0].text] {
+		if arg[0].text == name {
+			return "", "", false
+		}
+		if item, known = valueOf(arg[0].text); !known || strings.HasPrefix(item, "<repr raised") {
+			return "", "", false // the tracer's mark of a repr that raised: the list's raises too
+		}
+	} else {
+		node, ok := ix.parseExpr(arg)
+		if !ok {
+			return "", "", false
+		}
+		v, ok := node(valueOf)
+		if !ok {
+			return "", "", false
+		}
+		if item, ok = v.repr(); !ok {
+			return "", "", false
+		}
+	}
+	if list == "[]" {
+		repr = "[" + item + "]"
+	} else {
+		repr = list[:len(list)-1] + ", " + item + "]"
+	}
+	return name, repr, len(repr) <= maxFoldedRepr
+}
+
+// repr is CPython's repr of a scalar value (false for a container, or a
+// str holding both quotes).
+func (v pyValue) repr() (string, bool) {
+	switch v.kind {
+	case 'i':
+		return strconv.FormatInt(v.i, 10), true
+	case 'b':
+		return map[bool]string{true: "True", false: "False"}[v.i != 0], true
+	case 'n':
+		return "None", true
+	case 's':
+		switch {
+		case !strings.Contains(v.s, "'"):
+			return "'" + v.s + "'", true
+		case !strings.Contains(v.s, `"`):
+			return `"` + v.s + `"`, true
+		}
+	}
+	return "", false
+}
+
+// pyValue is a value CondHolds reads: an int (bool: an int that is a
+// bool), a str, None, or a list, tuple or dict of items (a dict's keys),
+// known or not (n: the length).
+type pyValue struct {
+	kind  byte // 'i' int, 'b' bool, 'f' float, 's' str, 'n' None, 'l' list or tuple, 'd' dict
+	i     int64
+	f     float64
+	s     string
+	items []pyValue // nil where unknown
+	n     int
+}
+
+func (v pyValue) truth() bool {
+	switch v.kind {
+	case 'i', 'b':
+		return v.i != 0
+	case 'f':
+		return v.f != 0
+	case 's':
+		return v.s != ""
+	case 'l', 'd':
+		return v.n > 0
+	}
+	return false
+}
+
+func (v pyValue) number() bool { return v.kind == 'i' || v.kind == 'b' }
+
+// real is v as a float64, for a comparison with a float: ok false for no
+// number, or an int a float64 does not hold exactly.
+func (v pyValue) real() (float64, bool) {
+	switch {
+	case v.kind == 'f':
+		return v.f, true
+	case v.number() && v.i > -1<<53 && v.i < 1<<53:
+		return float64(v.i), true
+	}
+	return 0, false
+}
+
+// parseValue reads a repr into a pyValue.
+func parseValue(r string) (pyValue, bool) {
+	switch {
+	case r == "None":
+		return pyValue{kind: 'n'}, true
+	case r == "True" || r == "False":
+		return pyValue{kind: 'b', i: map[bool]int64{true: 1}[r == "True"]}, true
+	case r == "":
+		return pyValue{}, false
+	case r[0] == '\'' || r[0] == '"':
+		return parseStr(r)
+	case r[0] == '[' || r[0] == '(':
+		reprs, whole := reprItems(r)
+		if !whole {
+			return pyValue{}, false
+		}
+		return seqValue('l', reprs), true
+	case r[0] == '{':
+		keys, whole := dictKeys(r)
+		if !whole {
+			return pyValue{}, false
+		}
+		return seqValue('d', keys), true
+	}
+	if r[0] == '-' || r[0] >= '0' && r[0] <= '9' {
+		if i, err := strconv.ParseInt(r, 10, 64); err == nil && strconv.FormatInt(i, 10) == r {
+			return pyValue{kind: 'i', i: i}, true
+		}
+		if strings.Trim(r, "-0123456789.e+") == "" && strings.ContainsAny(r, ".e") {
+			if f, err := strconv.ParseFloat(r, 64); err == nil {
+				return pyValue{kind: 'f', f: f}, true // a float's repr
+			}
+		}
+	}
+	return pyValue{}, false
+}
+
+// seqValue is a list or dict whose items have reprs reprs: items known
+// where every one parses.
+func seqValue(kind byte, reprs []string) pyValue {
+	v := pyValue{kind: kind, n: len(reprs)}
+	items := make([]pyValue, 0, len(reprs))
+	for _, r := range reprs {
+		item, ok := parseValue(r)
+		if !ok {
+			return v
+		}
+		items = append(items, item)
+	}
+	v.items = items
+	return v
+}
+
+// parseStr reads the repr of a str of printable ASCII with no backslash
+// (quoted as repr quotes it).
+func parseStr(r string) (pyValue, bool) {
+	if len(r) < 2 || r[len(r)-1] != r[0] {
+		return pyValue{}, false
+	}
+	body := r[1 : len(r)-1]
+	if r[0] == '"' && !strings.Contains(body, "'") {
+		return pyValue{}, false // repr quotes with " only a str holding '
+	}
+	for _, c := range []byte(body) {
+		if c < 0x20 || c > 0x7e || c == '\\' || c == r[0] {
+			return pyValue{}, false
+		}
+	}
+	return pyValue{kind: 's', s: body}, true
+}
+
+// dictKeys reads the repr of a dict (its keys' reprs); whole false for
+// anything else.
+func dictKeys(r string) (keys []string, whole bool) {
+	pairs, whole := dictItems(r)
+	for _, p := range pairs {
+		keys = append(keys, p[0])
+	}
+	return keys, whole
+}
+
+// splitKey is the key of a dict item's repr "KEY: VALUE": the text before
+// its first ": " outside quotes and brackets.
+func splitKey(item string) (string, bool) {
+	depth, quote := 0, byte(0)
+	for i := 0; i < len(item); i++ {
+		c := item[i]
+		switch {
+		case quote != 0:
+			if c == '\\' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			depth--
+		case c == ':' && depth == 0 && i > 0 && i+1 < len(item) && item[i+1] == ' ':
+			return item[:i], true
+		}
+	}
+	return "", false
+}
+
+// condEval parses a condition's tokens into lazy nodes (so that and and
+// or evaluate only what Python evaluates).
+type condEval struct {
+	ix   *Index // nil: an expression without its program
+	toks []token
+	at   int
+}
+
+// Env gives a local's repr by name (false: no such local).
+type Env func(name string) (string, bool)
+
+// condNode evaluates a parsed expression over a frame's locals.
+type condNode func(env Env) (pyValue, bool)
+
+func (e *condEval) peek(texts ...string) string {
+	if e.at >= len(e.toks) || e.toks[e.at].kind == tString || e.toks[e.at].kind == tNumber {
+		return ""
+	}
+	for _, t := range texts {
+		if e.toks[e.at].text == t {
+			return t
+		}
+	}
+	return ""
+}
+
+func (e *condEval) or() (condNode, bool) {
+	return e.logic("or", e.and)
+}
+
+func (e *condEval) and() (condNode, bool) {
+	return e.logic("and", e.not)
+}
+
+// logic parses operands of a chain of op ("and" or "or"), evaluated left
+// to right until one decides.
+func (e *condEval) logic(op string, operand func() (condNode, bool)) (condNode, bool) {
+	first, ok := operand()
+	if !ok {
+		return nil, false
+	}
+	nodes := []condNode{first}
+	for e.peek(op) != "" {
+		e.at++
+		n, ok := operand()
+		if !ok {
+			return nil, false
+		}
+		nodes = append(nodes, n)
+	}
+	if len(nodes) == 1 {
+		return first, true
+	}
+	return func(env Env) (pyValue, bool) {
+		var v pyValue
+		for _, n := range nodes {
+			var ok bool
+			if v, ok = n(env); !ok {
+				return v, false
+			}
+			if v.truth() == (op == "or") {
+				return v, true
+			}
+		}
+		return v, true
+	}, true
+}
+
+func (e *condEval) not() (condNode, bool) {
+	if e.peek("not") == "" {
+		return e.comparison()
+	}
+	e.at++
+	n, ok := e.not()
+	if !ok {
+		return nil, false
+	}
+	return func(env Env) (pyValue, bool) {
+		v, ok := n(env)
+		return pyValue{kind: 'b', i: map[bool]int64{true: 1}[!v.truth()]}, ok
+	}, true
+}
+
+// comparison parses a chain a OP b OP c ...: each pair compared, b once.
+func (e *condEval) comparison() (condNode, bool) {
+	first, ok := e.arith()
+	if !ok {
+		return nil, false
+	}
+	operands, ops := []condNode{first}, []string{}
+	for {
+		op := e.peek("<", ">", "==", ">=", "<=", "!=", "in", "not", "is")
+		switch op {
+		case "":
+			if len(ops) == 0 {
+				return first, true
+			}
+			return func(env Env) (pyValue, bool) {
+				left, ok := operands[0](env)
+				for k, op := range ops {
+					if !ok {
+						return left, false
+					}
+					right, ok := operands[k+1](env)
+					if !ok {
+						return right, false
+					}
+					holds, known := compare(op, left, right)
+					if !known {
+						return pyValue{}, false
+					}
+					if !holds {
+						return pyValue{kind: 'b'}, true
+					}
+					left = right
+				}
+				return pyValue{kind: 'b', i: 1}, true
+			}, true
+		case "not":
+			if e.at+1 >= len(e.toks) || e.toks[e.at+1].text != "in" || e.toks[e.at+1].kind != tName {
+				return nil, false
+			}
+			e.at++
+			op = "not in"
+		case "is":
+			if e.at+1 < len(e.toks) && e.toks[e.at+1].kind == tName && e.toks[e.at+1].text == "not" {
+				e.at++
+				op = "is not"
+			}
+		}
+		e.at++
+		n, ok := e.arith()
+		if !ok {
+			return nil, false
+		}
+		operands, ops = append(operands, n), append(ops, op)
+	}
+}
+
+// compare is Python's a OP b where it neither raises nor calls code.
+func compare(op string, a, b pyValue) (holds, known bool) {
+	switch op {
+	case "is", "is not":
+		if a.kind != 'n' && b.kind != 'n' {
+			return false, false // identity of other values is CPython's choice
+		}
+		return (a.kind == b.kind) == (op == "is"), true
+	case "==", "!=":
+		eq, known := equal(a, b)
+		return eq == (op == "=="), known
+	case "in", "not in":
+		in, known := contains(b, a)
+		return in == (op == "in"), known
+	}
+	var c int
+	x, xok := a.real()
+	y, yok := b.real()
+	switch {
+	case a.number() && b.number():
+		c = cmpInt(a.i, b.i)
+	case (a.kind == 'f' || b.kind == 'f') && xok && yok && !math.IsNaN(x) && !math.IsNaN(y):
+		c = cmpFloat(x, y)
+	case a.kind == 's' && b.kind == 's':
+		c = strings.Compare(a.s, b.s)
+	default:
+		return false, false
+	}
+	switch op {
+	case "<":
+		return c < 0, true
+	case "<=":
+		return c <= 0, true
+	case ">":
+		return c > 0, true
+	}
+	return c >= 0, true
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// equal is a == b for the values pyValue holds.
+func equal(a, b pyValue) (eq, known bool) {
+	x, xok := a.real()
+	y, yok := b.real()
+	switch {
+	case a.number() && b.number():
+		return a.i == b.i, true
+	case (a.kind == 'f' || b.kind == 'f') && xok && yok:
+		return x == y, true
+	case a.kind == 'f' || b.kind == 'f':
+		return false, a.kind == 's' || b.kind == 's' || a.kind == 'n' || b.kind == 'n'
+	case a.kind != b.kind:
+		return false, a.kind != 'l' && a.kind != 'd' || b.kind != 'l' && b.kind != 'd' // a list and a tuple look alike
+	case a.kind == 's':
+		return a.s == b.s, true
+	case a.kind == 'n':
+		return true, true
+	}
+	return false, false
+}
+
+// contains is x in c.
+func contains(c, x pyValue) (in, known bool) {
+	switch c.kind {
+	case 's':
+		if x.kind != 's' {
+			return false, false
+		}
+		return strings.Contains(c.s, x.s), true
+	case 'l', 'd':
+		if c.items == nil || x.kind == 'l' || x.kind == 'd' {
+			return false, false
+		}
+		for _, it := range c.items {
+			eq, known := equal(it, x)
+			if !known {
+				return false, false
+			}
+			if eq {
+				return true, true
+			}
+		}
+		return false, true
+	}
+	return false, false
+}
+
+func (e *condEval) arith() (condNode, bool) {
+	return e.binary([]string{"+", "-"}, e.term)
+}
+
+func (e *condEval) term() (condNode, bool) {
+	return e.binary([]string{"*", "//", "%"}, e.unary)
+}
+
+// binary parses a left-associative chain of the operators ops.
+func (e *condEval) binary(ops []string, operand func() (condNode, bool)) (condNode, bool) {
+	left, ok := operand()
+	if !ok {
+		return nil, false
+	}
+	for {
+		op := e.peek(ops...)
+		if op == "" {
+			return left, true
+		}
+		e.at++
+		right, ok := operand()
+		if !ok {
+			return nil, false
+		}
+		l := left
+		left = func(env Env) (pyValue, bool) {
+			a, ok := l(env)
+			if !ok {
+				return a, false
+			}
+			b, ok := right(env)
+			if !ok {
+				return b, false
+			}
+			return arithmetic(op, a, b)
+		}
+	}
+}
+
+// arithmetic is a OP b on ints (and + on strs), where it cannot overflow
+// int64 or raise.
+func arithmetic(op string, a, b pyValue) (pyValue, bool) {
+	if op == "+" && a.kind == 's' && b.kind == 's' {
+		return pyValue{kind: 's', s: a.s + b.s}, true
+	}
+	if !a.number() || !b.number() || a.i <= math.MinInt32 || a.i >= math.MaxInt32 || b.i <= math.MinInt32 || b.i >= math.MaxInt32 {
+		return pyValue{}, false
+	}
+	x, y := a.i, b.i
+	switch op {
+	case "+":
+		return pyValue{kind: 'i', i: x + y}, true
+	case "-":
+		return pyValue{kind: 'i', i: x - y}, true
+	case "*":
+		return pyValue{kind: 'i', i: x * y}, true
+	}
+	if y == 0 {
+		return pyValue{}, false // ZeroDivisionError
+	}
+	q, r := x/y, x%y
+	if r != 0 && (r < 0) != (y < 0) { // Python floors
+		q, r = q-1, r+y
+	}
+	if op == "//" {
+		return pyValue{kind: 'i', i: q}, true
+	}
+	return pyValue{kind: 'i', i: r}, true
+}
+
+func (e *condEval) unary() (condNode, bool) {
+	op := e.peek("-", "+")
+	if op == "" {
+		return e.atom()
+	}
+	e.at++
+	n, ok := e.unary()
+	if !ok {
+		return nil, false
+	}
+	return func(env Env) (pyValue, bool) {
+		v, ok := n(env)
+		if !ok || !v.number() {
+			return v, false
+		}
+		if op == "-" {
+			return arithmetic("-", pyValue{kind: 'i'}, v)
+		}
+		return pyValue{kind: 'i', i: v.i}, true
+	}, true
+}
+
+// atom parses a literal, a local's name, (expr) or len(expr); nothing may
+// follow it (an attribute, a call or a subscript runs code CondHolds does
+// not read).
+func (e *condEval) atom() (condNode, bool) {
+	if e.at >= len(e.toks) {
+		return nil, false
+	}
+	t := e.toks[e.at]
+	e.at++
+	var n condNode
+	switch {
+	case t.kind == tOp && t.text == "(":
+		inner, ok := e.or()
+		if !ok || e.peek(")") == "" {
+			return nil, false
+		}
+		e.at++
+		n = inner
+	case t.kind == tName && t.text == "len" && e.peek("(") != "" && (e.ix == nil || !e.ix.bindsAnywhere("len")):
+		e.at++
+		arg, ok := e.or()
+		if !ok || e.peek(")") == "" {
+			return nil, false
+		}
+		e.at++
+		n = func(env Env) (pyValue, bool) {
+			v, ok := arg(env)
+			_, shadowed := env("len")
+			switch {
+			case !ok || shadowed:
+				return v, false
+			case v.kind == 's':
+				return pyValue{kind: 'i', i: int64(len(v.s))}, true
+			case v.kind == 'l' || v.kind == 'd':
+				return pyValue{kind: 'i', i: int64(v.n)}, true
+			}
+			return pyValue{}, false
+		}
+	case t.kind == tName && !keywords[t.text]:
+		name := t.text
+		n = func(env Env) (pyValue, bool) {
+			r, known := env(name)
+			if !known {
+				return pyValue{}, false
+			}
+			return parseValue(r)
+		}
+	case t.kind == tNumber || t.kind == tString || t.kind == tName && (t.text == "True" || t.text == "False" || t.text == "None"):
+		r, ok := literalRepr(t, false)
+		if !ok {
+			return nil, false
+		}
+		v, ok := parseValue(r)
+		if !ok {
+			return nil, false
+		}
+		n = func(Env) (pyValue, bool) { return v, true }
+	default:
+		return nil, false
+	}
+	for e.peek(".") != "" {
+		m, ok := e.strMethod()
+		if !ok {
+			return nil, false
+		}
+		recv := n
+		n = func(env Env) (pyValue, bool) {
+			v, ok := recv(env)
+			if !ok || v.kind != 's' {
+				return v, false
+			}
+			return m(v.s), true
+		}
+	}
+	if e.peek("(", "[", ".") != "" {
+		return nil, false
+	}
+	return n, true
+}
+
+// strMethods are the str methods CondHolds reads, on printable ASCII: no
+// arguments, nothing run but the builtin.
+var strMethods = map[string]func(s string) pyValue{
+	"upper":   func(s string) pyValue { return pyValue{kind: 's', s: strings.ToUpper(s)} },
+	"lower":   func(s string) pyValue { return pyValue{kind: 's', s: strings.ToLower(s)} },
+	"strip":   func(s string) pyValue { return pyValue{kind: 's', s: strings.TrimSpace(s)} },
+	"lstrip":  func(s string) pyValue { return pyValue{kind: 's', s: strings.TrimLeft(s, " ")} },
+	"rstrip":  func(s string) pyValue { return pyValue{kind: 's', s: strings.TrimRight(s, " ")} },
+	"isdigit": func(s string) pyValue { return pyBool(s != "" && strings.Trim(s, "0123456789") == "") },
+	"isalpha": func(s string) pyValue { return pyBool(s != "" && strings.Trim(s, letters) == "") },
+	"isalnum": func(s string) pyValue { return pyBool(s != "" && strings.Trim(s, letters+"0123456789") == "") },
+	"isspace": func(s string) pyValue { return pyBool(s != "" && strings.Trim(s, " ") == "") },
+	"isupper": func(s string) pyValue { return pyBool(strings.ToUpper(s) == s && strings.ToLower(s) != s) },
+	"islower": func(s string) pyValue { return pyBool(strings.ToLower(s) == s && strings.ToUpper(s) != s) },
+}
+
+const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+func pyBool(b bool) pyValue { return pyValue{kind: 'b', i: map[bool]int64{true: 1}[b]} }
+
+// strMethod parses `.NAME()` of a method strMethods has.
+func (e *condEval) strMethod() (func(string) pyValue, bool) {
+	if e.at+3 >= len(e.toks) {
+		return nil, false
+	}
+	name, open, closing := e.toks[e.at+1], e.toks[e.at+2], e.toks[e.at+3]
+	m, known := strMethods[name.text]
+	if name.kind != tName || !known || open.text != "(" || closing.text != ")" {
+		return nil, false
+	}
+	e.at += 4
+	return m, true
+}
+
+// oneLine reports whether the statement starting on line h is on that
+// line alone.
+func (ix *Index) oneLine(h int) bool {
+	l := ix.stmts[ix.stmtAt[h-1]]
+	return l.first == h && l.last == h
+}
