@@ -280,6 +280,11 @@ func TestReturnedName(t *testing.T) {
 		"    return a",            // 16: yes
 		"x = 1",                   // 17
 		"print(f(x), m(x))",       // 18
+		"def w(d):",               // 19
+		"    for k in d.items():", // 20
+		"        return k",        // 21: returning closes the loop's iterator (a generator's runs)
+		"    for j in range(3):",  // 22
+		"        return j",        // 23: yes
 	}, "\n") + "\n"
 	ix := New(src)
 	var names []int
@@ -288,7 +293,7 @@ func TestReturnedName(t *testing.T) {
 			names = append(names, n)
 		}
 	}
-	if want := []int{3, 16}; !slices.Equal(names, want) {
+	if want := []int{3, 16, 23}; !slices.Equal(names, want) {
 		t.Errorf("return NAME lines %v, want %v", names, want)
 	}
 }

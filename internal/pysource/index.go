@@ -566,7 +566,9 @@ func (ix *Index) ReturnedCall(n int) string {
 // ReturnedName is NAME where line n's statement is `return NAME` on one
 // line in a function's own code whose return runs nothing on the way out
 // (no finally block or with exit crossed: flowGraph.crossed) and whose
-// frame cannot suspend (no generator or coroutine), else "". After the line
+// frame cannot suspend (no generator or coroutine), nor in a for loop over
+// anything but a literal or range (returning drops the loop's iterator: a
+// generator's is closed, which runs its code), else "". After the line
 // event there the next event is the frame's return of NAME's value, if
 // NAME is bound: evaluating a name runs no code.
 func (ix *Index) ReturnedName(n int) string {
@@ -579,10 +581,32 @@ func (ix *Index) ReturnedName(n int) string {
 		ix.owner[k].Kind != Function {
 		return ""
 	}
-	if w := ix.flowWalk(); w.unknown || len(w.crossed(k, -1)) > 0 {
+	if w := ix.flowWalk(); w.unknown || len(w.crossed(k, -1)) > 0 || ix.inIteratorLoop(k) {
 		return ""
 	}
 	return l.toks[1].text
+}
+
+// inIteratorLoop reports whether statement k is in the body of a for loop
+// of its frame whose iterable is not a literal list, tuple or str, nor the
+// builtin range.
+func (ix *Index) inIteratorLoop(k int) bool {
+	indent := ix.stmts[k].indent
+	for j := k - 1; j >= 0 && indent > 0; j-- {
+		if ix.stmts[j].indent >= indent {
+			continue
+		}
+		indent = ix.stmts[j].indent
+		switch ix.StatementKeyword(ix.stmts[j].first) {
+		case "for":
+			if !ix.PlainIterable(ix.stmts[j].first, func(string) (string, bool) { return "", false }) {
+				return true
+			}
+		case "def", "class":
+			return false
+		}
+	}
+	return false
 }
 
 // ReturnValues maps each line where the frame running line n may return,
