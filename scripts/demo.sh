@@ -11,5 +11,8 @@ cmds=examples/vowels.commands
 echo "== real engine (the tracer): $(tr '\n' ' ' < "$cmds")on $call in $prog"
 "$ndb" debug --engine real --batch --call "$call" "$prog" < "$cmds"
 echo
-echo "== model engine (embedded default model), same commands, then verify"
-{ cat "$cmds"; echo verify; } | "$ndb" debug --engine model --batch --call "$call" "$prog"
+# An unsure jump (a c whose one direct prediction is unsure) is answered by
+# up to 24 predicted steps, which the frame's values mostly decide
+# (docs/engines.md, "Jumps by stepping").
+echo "== model engine (embedded default model; unsure jumps by steps: --jump-steps 24 --jump-below 0.5), same commands, then verify"
+{ cat "$cmds"; echo verify; } | "$ndb" debug --engine model --jump-steps 24 --jump-below 0.5 --batch --call "$call" "$prog"

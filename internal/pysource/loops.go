@@ -143,16 +143,17 @@ func (ix *Index) forParts(h int) (j int, names []string, iter []token, ok bool) 
 
 // ItemAfter is what the targets of the for loop whose header starts on
 // line h (ForTargets) take when the header's line event goes on, given
-// the frame's locals there (valueOf) and its place (at): the next item's reprs, one per
-// target (into: the body's first line comes next with them bound), or
-// none (into false: the loop is done, nothing changes and a line after it
-// comes next). After a line outside the body (at.Prev) the loop starts:
-// its first item; after a line in the body it goes on from the item the
-// targets hold, the at.Round-th where that is known (an item that repeats
-// then sets a rule too). Without at.Prev: before the loop's first item no target is
-// bound; once they are, the header's event goes on from the item they
-// hold where the loop starts at most once per frame and nothing else in
-// the frame binds them.
+// the frame's locals there (valueOf) and its place (at): the next item's
+// reprs, one per target (into: the body's first line comes next with
+// them bound), or none (into false: the loop is done, nothing changes and
+// a line after it comes next). After a line outside the body (at.Prev)
+// the loop starts: its first item; after a line in the body it goes on
+// from the item the targets hold, the at.Round-th where that is known (an
+// item that repeats then sets a rule too). Without at.Prev: before the
+// loop's first item no target is bound; once they are, the header's event
+// goes on from the item they hold where the loop starts at most once per
+// frame and nothing else in the frame binds them.
+//
 // Known for the loops ItemBefore reads, for `NAME.split()` on a str, a
 // dict's keys, `range(...)` whose start, stop and step are int literals,
 // ints or `len(NAME)` of names the body does not change, and, for a tuple
