@@ -1337,9 +1337,14 @@ class _RunResumes:
                 self.checkpoint_wait(r, frame, at)
                 return  # resumed: the program goes on (recorded or counted)
             os.close(r)
+            now = _program_cpu()
             if len(self.ckpts) == CKPT_RING:
-                self.drop_checkpoint(self.ckpts.pop(0))
-            self.ckpts.append((pid, w, _program_cpu()))
+                # the oldest goes once the next is CKPT_BEFORE back: at the end
+                # one is that far back even when checkpoints come faster
+                # (else the one before this goes)
+                far = len(self.ckpts) < 2 or _cpu_between(self.ckpts[1][2], now) >= CKPT_BEFORE
+                self.drop_checkpoint(self.ckpts.pop(0 if far else -1))
+            self.ckpts.append((pid, w, now))
             # the next one comes after that much of the program's own CPU,
             # not of this handler's and the fork's
             signal.setitimer(signal.ITIMER_VIRTUAL, self.ckpt_cpu, self.ckpt_cpu)
