@@ -1,6 +1,9 @@
 package pysource
 
-import "slices"
+import (
+	"iter"
+	"slices"
+)
 
 // NextLines lists the lines where the next line event of a frame may fire
 // after a line event on line n, when no event of another kind (a call of
@@ -377,9 +380,27 @@ func (f *flowGraph) crossed(k, stop int) []int {
 	return out
 }
 
+// around yields the compound headers whose blocks hold statement k in
+// its frame, innermost first, up to its def or class (not included).
+func (f *flowGraph) around(k int) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for p := f.parent[k]; p >= 0 && f.kw[p] != "def" && f.kw[p] != "class"; p = f.parent[p] {
+			if !yield(p) {
+				return
+			}
+		}
+	}
+}
+
+// enclosing is flowGraph.around for statement k of the index.
+func (ix *Index) enclosing(k int) iter.Seq[int] {
+	ix.flowOnce.Do(ix.buildFlow)
+	return ix.flowG.around(k)
+}
+
 // inFinally reports whether statement k is in a finally block of its frame.
 func (f *flowGraph) inFinally(k int) bool {
-	for p := f.parent[k]; p >= 0 && f.kw[p] != "def" && f.kw[p] != "class"; p = f.parent[p] {
+	for p := range f.around(k) {
 		if f.kw[p] == "finally" {
 			return true
 		}
@@ -391,13 +412,9 @@ func (f *flowGraph) inFinally(k int) bool {
 // except clauses and finally blocks of the trys around it.
 func (f *flowGraph) handlers(k int) []int {
 	var out []int
-	p := f.parent[k]
-	if f.oneLine[k] && f.kw[k] == "try" {
-		p = k // `try: return int(s)`: its body is on its own line
-	}
-	for ; p >= 0 && f.kw[p] != "def" && f.kw[p] != "class"; p = f.parent[p] {
+	add := func(p int) {
 		if f.kw[f.chain[p]] != "try" {
-			continue
+			return
 		}
 		for _, c := range f.clauses(f.chain[p]) {
 			switch f.kw[c] {
@@ -407,6 +424,12 @@ func (f *flowGraph) handlers(k int) []int {
 				out = append(out, f.bodyEntry(c)...)
 			}
 		}
+	}
+	if f.oneLine[k] && f.kw[k] == "try" {
+		add(k) // `try: return int(s)`: its body is on its own line
+	}
+	for p := range f.around(k) {
+		add(p)
 	}
 	return out
 }

@@ -72,20 +72,9 @@ func (ix *Index) InHandlerAs(n int) bool {
 	if n < 1 || n > len(ix.stmtAt) || ix.stmtAt[n-1] < 0 {
 		return false
 	}
-	j := ix.stmtAt[n-1]
-	indent := ix.stmts[j].indent
-	for k := j - 1; k >= 0 && indent > 0; k-- {
-		if ix.stmts[k].indent >= indent {
-			continue
-		}
-		indent = ix.stmts[k].indent
-		switch ix.StatementKeyword(ix.stmts[k].first) {
-		case "except":
-			if indexTop(ix.stmts[k].toks, "as") >= 0 {
-				return true
-			}
-		case "def", "class":
-			return false
+	for p := range ix.enclosing(ix.stmtAt[n-1]) {
+		if ix.flowG.kw[p] == "except" && indexTop(ix.stmts[p].toks, "as") >= 0 {
+			return true
 		}
 	}
 	return false

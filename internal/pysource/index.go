@@ -591,19 +591,9 @@ func (ix *Index) ReturnedName(n int) string {
 // of its frame whose iterable is not a literal list, tuple or str, nor the
 // builtin range.
 func (ix *Index) inIteratorLoop(k int) bool {
-	indent := ix.stmts[k].indent
-	for j := k - 1; j >= 0 && indent > 0; j-- {
-		if ix.stmts[j].indent >= indent {
-			continue
-		}
-		indent = ix.stmts[j].indent
-		switch ix.StatementKeyword(ix.stmts[j].first) {
-		case "for":
-			if !ix.PlainIterable(ix.stmts[j].first, func(string) (string, bool) { return "", false }) {
-				return true
-			}
-		case "def", "class":
-			return false
+	for p := range ix.enclosing(k) {
+		if ix.flowG.kw[p] == "for" && !ix.PlainIterable(ix.stmts[p].first, func(string) (string, bool) { return "", false }) {
+			return true
 		}
 	}
 	return false

@@ -565,18 +565,9 @@ func (ix *Index) runsOnce(j int, name string) bool {
 	if ix.ModuleOpen() || slices.Contains(sc.Params, name) {
 		return false
 	}
-	// the blocks around it, up to its def or class
-	indent := ix.stmts[j].indent
-	for k := j - 1; k >= 0 && indent > 0; k-- {
-		if ix.stmts[k].indent >= indent {
-			continue
-		}
-		indent = ix.stmts[k].indent
-		switch ix.StatementKeyword(ix.stmts[k].first) {
-		case "for", "while":
+	for p := range ix.enclosing(j) {
+		if kw := ix.flowG.kw[p]; kw == "for" || kw == "while" {
 			return false
-		case "def", "class":
-			indent = 0
 		}
 	}
 	for k := range ix.stmts {

@@ -902,14 +902,7 @@ func (s *scopeRules) loopLocals(prompt string) map[string]string {
 	if !ok || s.ix.RunsThreads() {
 		return nil
 	}
-	valueOf := func(name string) (string, bool) {
-		for _, v := range locals {
-			if v.Name == name {
-				return v.Value, true
-			}
-		}
-		return "", false
-	}
+	valueOf := locals.Get
 	texts := map[string]string{} // a header's text: its LOCALS ("": two disagree)
 	for h := range s.lines {
 		h++
