@@ -166,13 +166,17 @@ func TestCondHoldsAgreesWithPython(t *testing.T) {
 	}
 }
 
-// FuzzCondHolds: reading any condition never panics.
+// FuzzCondHolds: reading any condition, in a header or alone (ParseExpr),
+// never panics.
 func FuzzCondHolds(f *testing.F) {
 	for _, s := range []string{"n > 2", "not (s in 'abc') or len(xs)", "0 < n <= 3", "d and -m // 2", "x is not None", "((("} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, cond string) {
 		condHolds(cond)
+		if x, ok := ParseExpr(cond); ok {
+			x.Truth(func(name string) (string, bool) { v, ok := condLocals[name]; return v, ok })
+		}
 	})
 }
 
