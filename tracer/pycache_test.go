@@ -322,8 +322,15 @@ func TestWorkerCodeCache(t *testing.T) {
 			t.Fatalf("%s: New: %v", step, err)
 		}
 		defer tr.Close()
-		if got := slices.Contains(tr.cmd.Args, workerBoot); got != wantCode {
+		if got := slices.Contains(tr.cmd.Args, workerBoot); got != wantCode || slices.Contains(tr.cmd.Args, workerBootSource) == wantCode {
 			t.Fatalf("%s: worker started from compiled code: %v, want %v", step, got, wantCode)
+		}
+		// the script comes on stdin: no argument nears the kernel's limit
+		// on one (MAX_ARG_STRLEN, 128 KiB), which the script outgrew
+		for _, a := range tr.cmd.Args {
+			if len(a) > 1<<14 {
+				t.Fatalf("%s: an argument of %d bytes", step, len(a))
+			}
 		}
 		out, err := tr.Trace(context.Background(), prog)
 		if err != nil {

@@ -374,12 +374,15 @@ func (t *Tracer) startWorker(cached bool) error {
 	if cached {
 		code = workerCode(t.python)
 	}
-	args := []string{"-s", "-c", workerSource(), base, hex.EncodeToString(filter)}
+	// Either goes on stdin, ahead of the requests: the source as one -c
+	// argument would pass the kernel's limit on one (128 KiB).
+	script, boot := []byte(workerBody()), workerBootSource
 	if code != nil {
-		args = []string{"-s", "-c", workerBoot, strconv.Itoa(len(code)), base, hex.EncodeToString(filter)}
+		script, boot = code, workerBoot
 	} else if cached {
 		compileWorker(t.python)
 	}
+	args := []string{"-s", "-c", boot, strconv.Itoa(len(script)), base, hex.EncodeToString(filter)}
 	var cmd *exec.Cmd
 	if t.sandboxed() {
 		cmd, err = sandboxCommand(SandboxConfig{Python: t.python, ReadOnlyDirs: dirs, Env: env, paths: t.guessPaths}, false, args...)
@@ -409,10 +412,8 @@ func (t *Tracer) startWorker(cached bool) error {
 	sent := make(chan struct{})
 	go func() {
 		defer close(sent)
-		if code != nil {
-			// more than a pipe holds: written while the worker reads it
-			stdin.Write(code)
-		}
+		// more than a pipe holds: written while the worker reads it
+		stdin.Write(script)
 	}()
 	kind, payload, err := readFrameTimeout(t.stdout, 60*time.Second)
 	if err != nil || kind != 'H' {

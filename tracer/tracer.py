@@ -761,6 +761,9 @@ class _RunOutput:
         self.trace_lost = False  # CPython switched tracing off (the tracer hit the recursion limit)
         self.real_exit = os._exit
         self.flushing = False
+        # the program's output ndb has been sent (characters of capture's):
+        # a run from a checkpoint shows only what goes past it
+        self.shown_chars = 0
         self.interrupt_after_flush = None  # the frame of an interrupt that came while flushing
         # Records leave in batches that double from 1 to FLUSH_RECORDS: a child
         # killed while stuck inside C code (where it cannot be asked to flush)
@@ -783,10 +786,12 @@ class _RunOutput:
                 # (an interrupt in an untraced stretch: reattach)
                 n = len(out)
                 data = marshal.dumps(out[:n], 2)
+                shown = sum(len(r[1]) for r in out[:n] if r[0] == "w") if self.live_on else 0
                 del out[:n]
                 if self.batch[0] < FLUSH_RECORDS:
                     self.batch[0] *= 2
                 _write_all(self.wfd, struct.pack("<I", len(data)) + data)
+                self.shown_chars += shown
             finally:
                 self.flushing = False
                 f = self.interrupt_after_flush
@@ -1161,12 +1166,14 @@ class _RunResumes:
         interrupted, so reverse commands there have that much behind them
         (where an interrupt lands is anyone's guess: a little earlier, or
         later, is as good). What the program printed past the checkpoint
-        was shown: it is not shown again. Not with the user's typing as
+        and ndb was sent is not shown again; what was captured but not yet
+        sent (the interrupt came between a print and its record's flush)
+        is, by the run from the checkpoint. Not with the user's typing as
         input (what was read since would be waited for)."""
         self.checkpoints_stop()
         self.end_cpu = _program_cpu()
         self.resume_checkpoint({"op": "checkpoint", "interrupt": True, "depth": -1,
-                                "budget": budget, "shown": self.capture.size()})
+                                "budget": budget, "shown": self.shown_chars})
 
     def reattach(self, frame, keep=False):
         """Trace again from an interrupt in an untraced stretch: the
@@ -1568,6 +1575,7 @@ class _RunResumes:
         shown = msg.get("shown")
         if shown is not None:  # the run it came from showed that much
             self.capture.sink = self.sink_past(int(shown))
+            self.shown_chars = int(shown)
         signal.signal(signal.SIGUSR2, self.on_interrupt)
         self.set_filter(msg)
         self.until_cand[0] = bool(msg.get("pause"))

@@ -18,13 +18,15 @@ import (
 	"ndb/internal/atomicfile"
 )
 
-// The worker script (isolate.py + tracer.py, ~80 KB) compiled by the
+// The worker script (isolate.py + tracer.py, ~130 KB) compiled by the
 // interpreter that runs it, kept in the disk cache (pycache.go): CPython
-// compiles it in ~15 ms at every worker start when it comes as -c source.
+// compiles it in ~15 ms at every worker start when it comes as source.
 // With the compiled code cached, the worker starts as workerBoot, which
 // reads it from its stdin before the requests and runs it as -c would
 // have run the source; the first start of a new ndb build or interpreter
-// compiles it in the background while the worker starts from source.
+// compiles it in the background while the worker starts from the source,
+// read from stdin the same way (workerBootSource: one -c argument may not
+// pass 128 KiB).
 
 // workerBoot runs the compiled worker script: argv[1] is its length in
 // bytes on stdin (read with os.read, so that the requests after it stay
@@ -50,6 +52,32 @@ def _ndb_worker_code(n):
 exec(_ndb_worker_code(int(sys.argv.pop(1))))
 main()`
 
+// workerBootSource runs the worker script sent as source on stdin, but its
+// last line, main(), which it calls itself, as workerBoot does (a start
+// before the code is compiled): argv[1] is its length in bytes.
+const workerBootSource = `import os, sys
+def _ndb_worker_source(n):
+    b = bytearray()
+    while len(b) < n:
+        d = os.read(0, n - len(b))
+        if not d:
+            raise SystemExit("ndb: worker source cut short")
+        b += d
+    return compile(b.decode("utf-8"), "<string>", "exec", dont_inherit=True)
+exec(_ndb_worker_source(int(sys.argv.pop(1))))
+main()`
+
+// workerBody is workerSource but its last line, main() (workerBootSource
+// calls it).
+func workerBody() string {
+	src := strings.TrimRight(workerSource(), "\n")
+	body, ok := strings.CutSuffix(src, "\nmain()")
+	if !ok {
+		panic("tracer: the worker script does not end with main()")
+	}
+	return body + "\n"
+}
+
 // workerCompile writes the bytecode magic and the marshalled code of the
 // script on its stdin but its last line, main() (see workerBoot), compiled
 // as -c compiles it; it fails for a script that does not end so.
@@ -72,7 +100,7 @@ func workerSource() string { return IsolationPython + "\n\n" + workerScript }
 // workerSourceHash is the SHA-256 of workerSource, and of how it is
 // compiled and run: a change of either needs a new compile.
 var workerSourceHash = sync.OnceValue(func() [32]byte {
-	return sha256.Sum256([]byte(workerSource() + "\x00" + workerCompile + "\x00" + workerBoot))
+	return sha256.Sum256([]byte(workerSource() + "\x00" + workerCompile + "\x00" + workerBoot + "\x00" + workerBootSource))
 })
 
 var (
