@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"ndb/debugger"
 	"ndb/engine/openai"
@@ -212,9 +213,13 @@ func TestJumpBelowStepsOnlyUnsureJumps(t *testing.T) {
 		name    string
 		direct  Prediction
 		stepped bool
+		limit   time.Duration // JumpTime
 	}{
-		{"sure: the direct frame answers", sure(frameFor(t, at, want, debugger.StepOver), 0.9), false},
-		{"unsure: stepped", sure(frameFor(t, at, wrong, debugger.StepOver), 0.3), true},
+		{"sure: the direct frame answers", sure(frameFor(t, at, want, debugger.StepOver), 0.9), false, 0},
+		{"unsure: stepped", sure(frameFor(t, at, wrong, debugger.StepOver), 0.3), true, 0},
+		{"unsure: stepped within the time", sure(frameFor(t, at, wrong, debugger.StepOver), 0.3), true, time.Hour},
+		// no time left to step: not one step is asked for, the direct frame answers
+		{"unsure, out of time: the direct frame answers", sure(frameFor(t, at, want, debugger.StepOver), 0.3), false, time.Nanosecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			script := &scoredScript{answers: append(slices.Clone(history), tc.direct)}
@@ -225,7 +230,7 @@ func TestJumpBelowStepsOnlyUnsureJumps(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			nb.JumpSteps, nb.JumpBelow = 100, 0.5
+			nb.JumpSteps, nb.JumpBelow, nb.JumpTime = 100, 0.5, tc.limit
 			if got := stepOverAfterThree(t, nb); len(debugger.Compare(4, got, want)) > 0 {
 				t.Fatalf("answered %+v\nreal %+v\n%v", got, want, debugger.Compare(4, got, want))
 			}

@@ -79,6 +79,11 @@ type Neural struct {
 	// direct prediction is unsure: its least token probability below
 	// JumpBelow (test-time compute where the model is unsure).
 	JumpBelow float64
+	// JumpTime, when positive, bounds the time stepping one jump takes:
+	// past it the direct prediction answers (a step's prediction grows
+	// with the frame's history, and a jump through a long loop kept a
+	// user waiting for seconds).
+	JumpTime time.Duration
 }
 
 // NewNeural returns a backend predicting p's states with pred.
@@ -329,10 +334,12 @@ func repeatsOf(history []debugger.Step, cmd debugger.Command) int {
 type walker struct {
 	b     *Neural
 	ctx   context.Context
-	start time.Time       // for RolloutTime
-	hist  []debugger.Step // the context: the (expanded) history, then path
-	n0    int             // the history's length in hist
-	path  []debugger.Step
+	start time.Time // for RolloutTime
+	// stepEnd: when stepping a jump must give up (JumpTime; zero: never)
+	stepEnd time.Time
+	hist    []debugger.Step // the context: the (expanded) history, then path
+	n0      int             // the history's length in hist
+	path    []debugger.Step
 }
 
 func newWalker(b *Neural, ctx context.Context, hist []debugger.Step) *walker {
@@ -417,7 +424,7 @@ func (w *walker) walk(cmd debugger.Command, by debugger.Action, limit int) (debu
 	var stops []debugger.Stop
 	res, exit := walkEnd, debugger.Stop{}
 	next := func() (tracer.State, bool, error) {
-		if len(stops) >= max(limit, 1) || w.timeUp() {
+		if len(stops) >= max(limit, 1) || w.timeUp() || !w.stepEnd.IsZero() && time.Now().After(w.stepEnd) {
 			res = walkBound
 			return tracer.State{}, false, nil
 		}
@@ -486,6 +493,10 @@ func (w *walker) stepTo(cmd debugger.Command) (debugger.Stop, bool, error) {
 	switch {
 	case cmd.Until, cmd.Action == debugger.StepInto, cmd.Action == debugger.Continue && len(cmd.Breaks) > 1:
 		return debugger.Stop{}, false, nil
+	}
+	if w.b.JumpTime > 0 {
+		w.stepEnd = time.Now().Add(w.b.JumpTime)
+		defer func() { w.stepEnd = time.Time{} }()
 	}
 	st, res, err := w.walk(cmd, debugger.StepInto, w.b.JumpSteps)
 	switch {

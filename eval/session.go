@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -109,12 +110,15 @@ type SessionScore struct {
 	// ByCommand: per command, the stops compared and the right ones (each
 	// answered from a right history).
 	ByCommand map[string]*[2]int `json:"by_command"`
+	// Latencies are, per command, the measured engine's answer times of
+	// the commands compared, in seconds (LatencyQuantile).
+	Latencies map[string][]float64 `json:"-"`
 	programs  map[string]bool
 }
 
 func newSessionScore() *SessionScore {
 	return &SessionScore{AllRight: map[int]int{}, Reached: map[int]int{}, ReachedRight: map[int]int{}, FirstWrong: map[string]int{}, FirstWrongCmd: map[string]int{},
-		ByCommand: map[string]*[2]int{}, programs: map[string]bool{}}
+		ByCommand: map[string]*[2]int{}, Latencies: map[string][]float64{}, programs: map[string]bool{}}
 }
 
 // Frac is the fraction of sessions whose first k stops were all right.
@@ -124,6 +128,23 @@ func (s *SessionScore) Frac(k int) float64 { return frac(s.AllRight[k], s.Sessio
 // first k stops were all right, and how many sessions had k stops.
 func (s *SessionScore) FracReached(k int) (float64, int) {
 	return frac(s.ReachedRight[k], s.Reached[k]), s.Reached[k]
+}
+
+// LatencyQuantile is the q-quantile (0 to 1, nearest rank) of the
+// measured engine's answer times to command ("": every command), in
+// seconds; 0 with none.
+func (s *SessionScore) LatencyQuantile(command string, q float64) float64 {
+	var xs []float64
+	for c, ts := range s.Latencies {
+		if command == "" || c == command {
+			xs = append(xs, ts...)
+		}
+	}
+	if len(xs) == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	return xs[max(0, min(len(xs)-1, int(math.Ceil(q*float64(len(xs))))-1))]
 }
 
 // MeanRightBefore is the mean number of stops before the first wrong one.
@@ -163,6 +184,11 @@ func (s *SessionScore) add(r SessionResult, ks []int) {
 		bc[0]++
 		if i != r.Wrong {
 			bc[1]++
+		}
+	}
+	for i, sec := range r.Seconds {
+		if i < len(r.Commands) {
+			s.Latencies[r.Commands[i]] = append(s.Latencies[r.Commands[i]], sec)
 		}
 	}
 	s.Compared += r.Compared
@@ -207,6 +233,9 @@ type SessionResult struct {
 	Pred         string `json:"pred,omitempty"`          // the wrong stop, and the real one
 	Real         string `json:"real,omitempty"`
 	Error        string `json:"error,omitempty"` // the measured engine's error, when it failed
+	// Seconds are the measured engine's answer times, one per command
+	// compared (not dumped: a dump replays a run exactly).
+	Seconds []float64 `json:"-"`
 
 	realStops []debugger.Stop // the real session's stops, one per command compared
 }
@@ -423,7 +452,9 @@ func runSession(ctx context.Context, opts SessionOptions, np NamedProgram, tr *t
 				res.SpecDiffers++
 			}
 		}
+		asked := time.Now()
 		got, merr := do(ms, cmd, brk)
+		res.Seconds = append(res.Seconds, time.Since(asked).Seconds())
 		if merr != nil {
 			res.Wrong, res.Field, res.Error = len(res.Commands)-1, "error", firstLine(merr.Error())
 			res.Real = stopDetail(want)
@@ -665,7 +696,8 @@ func (s *SessionScore) JSON(ks []int) map[string]any {
 	out := map[string]any{"sessions": s.Sessions, "programs": s.Programs, "mean_right_before": s.MeanRightBefore(),
 		"mean_length": frac(s.Length, s.Sessions), "compared": s.Compared, "start_wrong": s.StartWrong, "misplaced": s.Misplaced,
 		"spec_differs": s.SpecDiffers, "spec_compared": s.SpecCompared,
-		"first_wrong_field": s.FirstWrong, "first_wrong_command": s.FirstWrongCmd}
+		"first_wrong_field": s.FirstWrong, "first_wrong_command": s.FirstWrongCmd,
+		"latency_s": map[string]float64{"p50": s.LatencyQuantile("", 0.5), "p95": s.LatencyQuantile("", 0.95), "max": s.LatencyQuantile("", 1)}}
 	for _, k := range ks {
 		out[fmt.Sprintf("all_right@%d", k)] = s.Frac(k)
 		f, n := s.FracReached(k)
@@ -674,7 +706,7 @@ func (s *SessionScore) JSON(ks []int) map[string]any {
 	}
 	bc := map[string]any{}
 	for c, v := range s.ByCommand {
-		bc[c] = map[string]any{"n": v[0], "right": v[1], "acc": frac(v[1], v[0])}
+		bc[c] = map[string]any{"n": v[0], "right": v[1], "acc": frac(v[1], v[0]), "p50_s": s.LatencyQuantile(c, 0.5), "p95_s": s.LatencyQuantile(c, 0.95)}
 	}
 	out["by_command"] = bc
 	return out
@@ -714,12 +746,13 @@ func (r *SessionReport) Markdown() string {
 		row(n, r.Sources[n])
 	}
 	row("**all**", r.Overall)
-	b.WriteString("\nStop accuracy per command (% right, each answered from a right history; n):\n\n| command | n | right |\n| --- | --- | --- |\n")
+	b.WriteString("\nStop accuracy per command (% right, each answered from a right history; n) and the engine's answer time (median and 95th percentile, seconds):\n\n| command | n | right | p50 s | p95 s |\n| --- | --- | --- | --- | --- |\n")
 	for _, c := range SessionCommands {
 		if v := r.Overall.ByCommand[c.Name]; v != nil {
-			fmt.Fprintf(&b, "| %s | %d | %.1f |\n", c.Name, v[0], 100*frac(v[1], v[0]))
+			fmt.Fprintf(&b, "| %s | %d | %.1f | %.3f | %.3f |\n", c.Name, v[0], 100*frac(v[1], v[0]), r.Overall.LatencyQuantile(c.Name, 0.5), r.Overall.LatencyQuantile(c.Name, 0.95))
 		}
 	}
+	fmt.Fprintf(&b, "| **all** | %d | | %.3f | %.3f |\n", r.Overall.Compared, r.Overall.LatencyQuantile("", 0.5), r.Overall.LatencyQuantile("", 0.95))
 	b.WriteString("\nFirst wrong stop by field: ")
 	var fs []string
 	for _, f := range []string{"exit", "event", "line", "locals", "value", "error"} {

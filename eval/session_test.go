@@ -165,8 +165,17 @@ func TestSessionTruthAndPerturbed(t *testing.T) {
 	if _, again := run(perturbed{truth}); again != dump2 {
 		t.Error("two runs with one seed differ")
 	}
+	// every compared command's answer time is kept, per command
+	timed := 0
+	for _, ts := range p.Latencies {
+		timed += len(ts)
+	}
+	if timed != p.Compared || p.LatencyQuantile("", 0.5) <= 0 || p.LatencyQuantile("", 0.5) > p.LatencyQuantile("", 0.95) ||
+		p.LatencyQuantile("", 0.95) > p.LatencyQuantile("", 1) || p.LatencyQuantile("s", 1) > p.LatencyQuantile("", 1) {
+		t.Errorf("answer times: %d of %d compared, p50 %g p95 %g max %g", timed, p.Compared, p.LatencyQuantile("", 0.5), p.LatencyQuantile("", 0.95), p.LatencyQuantile("", 1))
+	}
 	md := rep2.Markdown()
-	for _, want := range []string{"| a |", "| b |", "**all**", "first 10 right", "| s |"} {
+	for _, want := range []string{"| a |", "| b |", "**all**", "first 10 right", "| s |", "p95 s"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
@@ -177,6 +186,21 @@ func TestSessionTruthAndPerturbed(t *testing.T) {
 	}
 	t.Logf("truth: %d sessions, %.2f stops; perturbed: %.1f%% / %.1f%% / %.1f%% / %.1f%% right at 1/3/5/10, %.2f stops before the first wrong",
 		o.Sessions, o.MeanRightBefore(), 100*p.Frac(1), 100*p.Frac(3), 100*p.Frac(5), 100*p.Frac(10), p.MeanRightBefore())
+}
+
+func TestLatencyQuantile(t *testing.T) {
+	s := newSessionScore()
+	s.Latencies["s"] = []float64{0.4, 0.1, 0.3}
+	s.Latencies["n"] = []float64{0.2, 1.0}
+	for _, c := range []struct {
+		cmd  string
+		q    float64
+		want float64
+	}{{"", 0, 0.1}, {"", 0.5, 0.3}, {"", 0.95, 1.0}, {"", 1, 1.0}, {"s", 0.5, 0.3}, {"n", 0.5, 0.2}, {"r", 0.5, 0}} {
+		if got := s.LatencyQuantile(c.cmd, c.q); got != c.want {
+			t.Errorf("LatencyQuantile(%q, %g) = %g, want %g", c.cmd, c.q, got, c.want)
+		}
+	}
 }
 
 // TestSessionRealEngine: the real engine measured against itself is right

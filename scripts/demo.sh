@@ -12,7 +12,8 @@ echo "== real engine (the tracer): $(tr '\n' ' ' < "$cmds")on $call in $prog"
 "$ndb" debug --engine real --batch --call "$call" "$prog" < "$cmds"
 echo
 # An unsure jump (a c whose one direct prediction is unsure) is answered by
-# up to 24 predicted steps, which the frame's values mostly decide
-# (docs/engines.md, "Jumps by stepping").
-echo "== model engine (embedded default model; unsure jumps by steps: --jump-steps 24 --jump-below 0.5), same commands, then verify"
-{ cat "$cmds"; echo verify; } | "$ndb" debug --engine model --jump-steps 24 --jump-below 0.5 --batch --call "$call" "$prog"
+# up to 24 predicted steps, which the frame's values mostly decide: ndb
+# debug's default (engine.InteractiveJumps; docs/engines.md, "Jumps by
+# stepping"); --jump-steps 0 answers each jump with one prediction.
+echo "== model engine (embedded default model; unsure jumps by steps), same commands, then verify"
+{ cat "$cmds"; echo verify; } | "$ndb" debug --engine model --batch --call "$call" "$prog"

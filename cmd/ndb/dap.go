@@ -104,7 +104,7 @@ with an error and never ends the server. See docs/dap.md.`,
 
 func init() {
 	f := dapCmd.Flags()
-	dapFlags.add(f, true)
+	dapFlags.add(f, true, engine.InteractiveJumps)
 	dapFlags.live.add(f)
 	f.StringVar(&dapFlags.listen, "listen", "", "serve on this TCP address (e.g. 127.0.0.1:4711; clients need the printed token) or unix socket (unix:/path, mode 0600) instead of stdio")
 	f.StringVar(&dapFlags.engine, "engine", "", "engine of launches that name none (default: model when a default model exists, else real)")

@@ -149,7 +149,7 @@ func init() {
 	debugFlags.live.add(f)
 	debugFlags.sandbox.add(f)
 	debugFlags.context.add(f)
-	debugEngineFlags.add(f, false)
+	debugEngineFlags.add(f, false, engine.InteractiveJumps)
 	rootCmd.AddCommand(debugCmd)
 }
 

@@ -32,10 +32,12 @@ type engineFlags struct {
 	// Forward jumps answered by step_into predictions (engine.Options.Jumps).
 	jumpSteps int
 	jumpBelow float64
+	jumpTime  time.Duration
 }
 
-// add registers the flags on fs (python only when the command has none).
-func (f *engineFlags) add(fs *pflag.FlagSet, withPython bool) {
+// add registers the flags on fs (python only when the command has none),
+// with jumps as the default of --jump-steps and --jump-below.
+func (f *engineFlags) add(fs *pflag.FlagSet, withPython bool, jumps engine.Jumps) {
 	fs.StringVar(&f.model, "model", "", "model file of the model engine (default: $NDB_MODEL, else the embedded model)")
 	fs.StringVar(&f.openaiURL, "openai-url", "", "OpenAI-compatible API root for the openai and cwm engines, e.g. http://127.0.0.1:8000/v1 (env "+openai.EnvBaseURL+")")
 	fs.StringVar(&f.openaiModel, "openai-model", "", "model name sent to the endpoint (env "+openai.EnvModel+")")
@@ -44,8 +46,9 @@ func (f *engineFlags) add(fs *pflag.FlagSet, withPython bool) {
 	fs.IntVar(&f.rerankK, "rerank-k", infer.DefaultRerank.K, "model engine: frames sampled to rerank an unsure greedy frame (test-time compute; 0: plain greedy)")
 	fs.Float64Var(&f.rerankBelow, "rerank-below", infer.DefaultRerank.Below, "model engine: rerank a greedy frame whose least token probability is below this")
 	fs.StringVar(&f.rerankBy, "rerank-by", "agreement", "model engine: pick among the greedy frame and the samples by agreement (the frame written most often) or likelihood")
-	fs.IntVar(&f.jumpSteps, "jump-steps", 0, "model and openai engines: answer step_over, step_return, breakpoint and continue by up to this many step_into predictions (test-time compute; 0: one prediction of the target)")
-	fs.Float64Var(&f.jumpBelow, "jump-below", 0, "with --jump-steps: step only the jumps whose direct prediction's least token probability is below this (0: every jump)")
+	fs.IntVar(&f.jumpSteps, "jump-steps", jumps.Steps, "model and openai engines: answer step_over, step_return, breakpoint and continue by up to this many step_into predictions (test-time compute; 0: one prediction of the target)")
+	fs.Float64Var(&f.jumpBelow, "jump-below", jumps.Below, "with --jump-steps: step only the jumps whose direct prediction's least token probability is below this (0: every jump)")
+	fs.DurationVar(&f.jumpTime, "jump-time", jumps.Time, "with --jump-steps: stop stepping a jump after this long, and answer it with its direct prediction (0: no limit)")
 	if withPython {
 		fs.StringVar(&f.python, "python", "python3", "Python interpreter for the real engine and verify")
 	}
@@ -68,8 +71,10 @@ func (f *engineFlags) options() (engine.Options, error) {
 		return o, errors.New("--jump-steps must not be negative (0: off)")
 	case f.jumpBelow < 0 || f.jumpBelow > 1:
 		return o, errors.New("--jump-below is a probability, from 0 to 1")
+	case f.jumpTime < 0:
+		return o, errors.New("--jump-time must not be negative (0: no limit)")
 	}
-	o.Jumps = engine.Jumps{Steps: f.jumpSteps, Below: f.jumpBelow}
+	o.Jumps = engine.Jumps{Steps: f.jumpSteps, Below: f.jumpBelow, Time: f.jumpTime}
 	o.Rerank = &infer.Rerank{K: f.rerankK, Below: f.rerankBelow, ByLikelihood: f.rerankBy == "likelihood"}
 	return o, nil
 }

@@ -44,7 +44,7 @@ type evalFlags struct {
 
 func (f *evalFlags) add(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	f.engineFlags.add(fs, true)
+	f.engineFlags.add(fs, true, engine.Jumps{})
 	f.sandbox.add(fs)
 	fs.StringVar(&f.engine, "engine", engine.Model, "engine to measure: real, model, openai, cwm")
 	fs.StringVar(&f.dataDir, "data-dir", "", "shared data folder (default $NDB_DATA_DIR, else ../shared/data from the repo root)")

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"ndb/engine"
 	"ndb/model/infer"
@@ -58,7 +59,7 @@ func TestEvalMeasuresTheUsersEngine(t *testing.T) {
 		}
 		eng.Close()
 	}
-	for _, bad := range []engineFlags{{rerankK: -1}, {rerankBelow: 1.5}, {rerankBy: "vote"}, {jumpSteps: -1}, {jumpBelow: 2}} {
+	for _, bad := range []engineFlags{{rerankK: -1}, {rerankBelow: 1.5}, {rerankBy: "vote"}, {jumpSteps: -1}, {jumpBelow: 2}, {jumpTime: -time.Second}} {
 		if _, err := (&evalFlags{engine: "model", engineFlags: bad}).engines(); err == nil {
 			t.Errorf("engine flags %+v must be refused", bad)
 		}
@@ -160,4 +161,38 @@ func captureStdout(t *testing.T, run func() error) (string, error) {
 	os.Stdout = old
 	w.Close()
 	return <-done, err
+}
+
+// TestJumpDefaults: the interactive front ends step unsure jumps by
+// default (engine.InteractiveJumps); the eval commands keep the paper's one
+// prediction per jump; --jump-steps 0 turns stepping off.
+func TestJumpDefaults(t *testing.T) {
+	for _, c := range []struct {
+		path []string
+		want engine.Jumps
+	}{
+		{[]string{"debug"}, engine.InteractiveJumps},
+		{[]string{"dap"}, engine.InteractiveJumps},
+		{[]string{"mcp"}, engine.InteractiveJumps},
+		{[]string{"eval", "next-state"}, engine.Jumps{}},
+		{[]string{"eval", "session"}, engine.Jumps{}},
+	} {
+		cmd, _, err := rootCmd.Find(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps, err1 := cmd.Flags().GetInt("jump-steps")
+		below, err2 := cmd.Flags().GetFloat64("jump-below")
+		limit, err3 := cmd.Flags().GetDuration("jump-time")
+		if err1 != nil || err2 != nil || err3 != nil || (engine.Jumps{Steps: steps, Below: below, Time: limit}) != c.want {
+			t.Errorf("%v: --jump-steps %d --jump-below %g --jump-time %v (%v, %v, %v), want %+v", c.path, steps, below, limit, err1, err2, err3, c.want)
+		}
+	}
+	if engine.InteractiveJumps.Steps <= 0 || engine.InteractiveJumps.Below <= 0 {
+		t.Errorf("interactive jumps %+v step nothing", engine.InteractiveJumps)
+	}
+	off := engineFlags{jumpSteps: 0, jumpBelow: engine.InteractiveJumps.Below}
+	if o, err := off.options(); err != nil || o.Jumps.Steps != 0 {
+		t.Errorf("--jump-steps 0: %+v, %v", o.Jumps, err)
+	}
 }

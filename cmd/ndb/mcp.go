@@ -101,7 +101,7 @@ engine's sessions are live: evaluate runs in the program where it is stopped. Se
 
 func init() {
 	f := mcpCmd.Flags()
-	mcpFlags.add(f, true)
+	mcpFlags.add(f, true, engine.InteractiveJumps)
 	mcpFlags.live.add(f)
 	f.StringVar(&mcpFlags.engine, "engine", "", "engine when a tool names none (default: model when a default model exists, else real)")
 	f.StringArrayVar(&mcpFlags.roots, "root", nil, "a folder program files may be read from (repeatable; default: the client's MCP roots, else the current directory)")
