@@ -277,6 +277,58 @@ func TestFixedInstances(t *testing.T) {
 	}
 }
 
+func TestSelfRepr(t *testing.T) {
+	base := strings.Join([]string{
+		"class Account:",
+		"    def __init__(self, owner):",
+		"        self.owner = owner",
+		"    def deposit(me, n):",
+		"        me.n = n",
+		"    def renamed(self):",
+		"        self = None",
+		"    def read_off(self):",
+		"        return 1",
+		"    @staticmethod",
+		"    def helper(x):",
+		"        return x",
+		"    def __init_subclass__(cls):",
+		"        pass",
+		"class Funds(Exception):",
+		"    def why(self):",
+		"        return 1",
+		"def outer():",
+		"    class Inner:",
+		"        def m(self):",
+		"            return 2",
+		"a = Account('ada')",
+		"Account.read_off(a)",
+	}, "\n")
+	cases := []struct {
+		name, src string
+		want      map[string]string // method -> its first parameter's name, where SelfRepr holds
+	}{
+		{"plain", base, map[string]string{"__init__": "self", "deposit": "me"}},
+		{"subclassed", base + "\nclass Savings(Account): pass", nil},
+		{"repr named", base + "\nprint(a.__repr__())", nil},
+		{"decorated class", "import dataclasses\n@dataclasses.dataclass\n" + base, nil},
+	}
+	for _, c := range cases {
+		ix := New(c.src)
+		got := map[string]string{}
+		for _, sc := range ix.Scopes {
+			if param, repr, ok := ix.SelfRepr(sc); ok {
+				if want := "<__main__." + sc.Parent.Name + " object at 0x0>"; repr != want {
+					t.Errorf("%s: %s shows %s, want %s", c.name, sc.Qualname, repr, want)
+				}
+				got[sc.Name] = param
+			}
+		}
+		if len(got) != len(c.want) || !maps.Equal(got, c.want) && len(c.want) > 0 {
+			t.Errorf("%s: SelfRepr holds for %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
 func TestPassedAndAhead(t *testing.T) {
 	src := `import contextlib
 x = 1

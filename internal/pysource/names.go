@@ -270,16 +270,7 @@ func (ix *Index) fixedInstances(fixed set, bases map[string][]string) map[string
 	if fixed == nil || ix.namesAnywhere("__repr__", "__new__", "__class__") {
 		return nil
 	}
-	plain := set{} // derived from object alone
-	for grown := true; grown; {
-		grown = false
-		for name := range fixed {
-			if !plain[name] && !slices.ContainsFunc(bases[name], func(b string) bool { return !plain[b] && b != "object" }) {
-				plain.add(name)
-				grown = true
-			}
-		}
-	}
+	plain := plainClasses(fixed, bases)
 	inst, calls := map[string]string{}, map[string]int{}
 	for j, l := range ix.stmts {
 		t := l.toks
@@ -304,6 +295,62 @@ func (ix *Index) fixedInstances(fixed set, bases map[string][]string) map[string
 		}
 	}
 	return inst
+}
+
+// plainClasses are the fixed classes (with their bases) derived from
+// object alone, through fixed classes: their instances show object's
+// repr.
+func plainClasses(fixed set, bases map[string][]string) set {
+	plain := set{}
+	for grown := true; grown; {
+		grown = false
+		for name := range fixed {
+			if !plain[name] && !slices.ContainsFunc(bases[name], func(b string) bool { return !plain[b] && b != "object" }) {
+				plain.add(name)
+				grown = true
+			}
+		}
+	}
+	return plain
+}
+
+// SelfRepr gives, for a method sc of a module-level class C, the name of
+// its first parameter and the value every frame of sc shows for it,
+// <__main__.C object at 0x0>: where C is a fixed class derived from
+// object alone (as FixedInstances), no class statement names C among its
+// bases, sc is undecorated (no staticmethod or classmethod) and not one
+// Python makes a classmethod, its body never rebinds the parameter, and
+// the text never reads the method off the class (C.m(other) passes any
+// object). False where the program's text names __repr__, __new__ or
+// __class__, or may bind names its text does not show.
+//
+// Why: a method's frame shows self on every line, and the model wrote
+// another class's instance there (an exception class of the same file).
+func (ix *Index) SelfRepr(sc *Scope) (param, repr string, ok bool) {
+	if sc == nil || sc.Kind != Function || sc.Parent == nil || sc.Parent.Kind != Class || sc.Parent.Parent != ix.Module ||
+		sc.First != sc.Line || len(sc.Params) == 0 || sc.Name == "__init_subclass__" || sc.Name == "__class_getitem__" {
+		return "", "", false
+	}
+	fixed, bases := ix.fixedClasses()
+	c, param := sc.Parent.Name, sc.Params[0]
+	if !plainClasses(fixed, bases)[c] || ix.namesAnywhere("__repr__", "__new__", "__class__") {
+		return "", "", false
+	}
+	for j, l := range ix.stmts {
+		t := l.toks
+		if kw := keywordAt(t); kw >= 0 && t[kw].text == "class" && slices.ContainsFunc(t[kw+2:], func(x token) bool { return x.kind == tName && x.text == c }) {
+			return "", "", false // a subclass: its instances run C's methods too
+		}
+		for i := 0; i+2 < len(t); i++ {
+			if t[i].kind == tName && t[i].text == c && t[i+1].text == "." && t[i+2].text == sc.Name {
+				return "", "", false
+			}
+		}
+		if ix.owner[j] == sc && (slices.Contains(ix.binds[j], param) || slices.Contains(ix.unbinds[j], param)) {
+			return "", "", false
+		}
+	}
+	return param, "<__main__." + c + " object at 0x0>", true
 }
 
 // FixedReprs maps each module name whose value a module frame shows

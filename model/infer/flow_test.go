@@ -198,13 +198,14 @@ func TestPassedAndAheadHoldOnRealTraces(t *testing.T) {
 func TestSilentHoldsOnRealTraces(t *testing.T) {
 	tr, programs := realTracePrograms(t)
 	defer tr.Close()
-	silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, byModule, assigned, loops, ahead, events := 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+	silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, byModule, assigned, loops, ahead, selves, afterCall, events := 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 	for _, prog := range programs {
 		trace, err := tr.Trace(context.Background(), prog)
 		if err != nil {
 			t.Fatalf("%s: %v", prog.Path, err)
 		}
 		ix := pysource.New(prog.Source)
+		scopes := programScopes(nil, prog.Source)
 		// per line or call event: the index of its frame's next return event
 		returnAt, next := map[int]int{}, map[int]int{}
 		for i := len(trace.States) - 1; i >= 0; i-- {
@@ -353,6 +354,22 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 					}
 				}
 			}
+			if s.Event == tracer.EventLine && i > 0 && trace.States[i-1].Event == tracer.EventCall && trace.States[i-1].Frame == s.Frame {
+				afterCall++
+				if scopes.lineBefore(s.Src) {
+					t.Errorf("%s: the line event on line %d (%q) follows its frame's call, where lineBefore says a line comes first", prog.Path, s.Lineno, s.Src)
+				}
+			}
+			if s.Event == tracer.EventLine || s.Event == tracer.EventCall {
+				for _, sc := range append(ix.RunsOn(s.Lineno), ix.Opens(s.Lineno)...) {
+					if param, repr, ok := ix.SelfRepr(sc); ok && sc.Name == s.Function {
+						selves++
+						if v, has := s.Locals.Get(param); !has || v != repr {
+							t.Errorf("%s: the %s event of %s on line %d shows %s = %q, where SelfRepr gives %s", prog.Path, s.Event, s.Function, s.Lineno, param, v, repr)
+						}
+					}
+				}
+			}
 			switch {
 			case s.Lineno > 0 && ix.Silent(s.Lineno):
 				t.Errorf("%s: a %s event of %s is on line %d (%q), which Silent says runs nothing", prog.Path, s.Event, s.Function, s.Lineno, ix.Line(s.Lineno))
@@ -364,9 +381,9 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 			events++
 		}
 	}
-	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent, %d dead, %d quiet; %d line events of a certain call, %d of none; %d calls to a known first line; %d returns of a name; %d returns whose value the text fixes; %d returns on ReturnLines; %d calls of defs only the module calls; %d assignments of a literal or a value the locals fix and appends; %d loop headers' locals known from the next line's; %d steps from a loop's or branch's header known ahead",
-		len(programs), events, silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, byModule, assigned, loops, ahead)
-	if silent < 50 || dead < 4 || quiet < 50 || calls < 50 || noCalls < 50 || entries < 50 || returned < 50 || fixed < 50 || returnLines < 50 || byModule < 20 || assigned < 50 {
+	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent, %d dead, %d quiet; %d line events of a certain call, %d of none; %d calls to a known first line; %d returns of a name; %d returns whose value the text fixes; %d returns on ReturnLines; %d calls of defs only the module calls; %d assignments of a literal or a value the locals fix and appends; %d loop headers' locals known from the next line's; %d steps from a loop's or branch's header known ahead; %d method frames' self; %d first lines after a call",
+		len(programs), events, silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, byModule, assigned, loops, ahead, selves, afterCall)
+	if selves < 50 || afterCall < 50 || silent < 50 || dead < 4 || quiet < 50 || calls < 50 || noCalls < 50 || entries < 50 || returned < 50 || fixed < 50 || returnLines < 50 || byModule < 20 || assigned < 50 {
 		t.Fatalf("too few silent or quiet lines checked: %d, %d", silent, quiet)
 	}
 }
@@ -414,6 +431,55 @@ func TestFixedFunctionValues(t *testing.T) {
 		{step(`<|inv_line_sep|><|src_sep|>print(caesar('ab'))<|arg_sep|>{}<|action_sep|>`, format.TokInvStepOver), `<|inv_line_sep|><|src_sep|>helper = caesar<|arg_sep|>{"shift": "1"`, false},
 		// in a function's frame the value is free
 		{step(`<|call_sep|><|src_sep|>def shift(c):<|arg_sep|>{}<|action_sep|>`, format.TokStepInto), `<|line_sep|><|arg_sep|>{"shift": "1"`, true},
+	})
+}
+
+// TestStepBackToTheCall: a step back from a line reaches its frame's call
+// only from the frame's first line, or a generator's line (a resumption
+// is a call event); never from a line that made a call.
+func TestStepBackToTheCall(t *testing.T) {
+	src := "\"\"\"Doc\nstring.\"\"\"\nimport sys\n\ndef gen(n):\n    yield n\n    yield n + 1\n\ndef f(x):\n    y = x\n    return y\n\nprint(f(1), list(gen(2)))\n"
+	for _, c := range []struct {
+		frame, action string
+		noCall        bool
+	}{
+		{`<|inv_line_sep|><|src_sep|>import sys<|arg_sep|>{}<|action_sep|>`, format.TokInvStepInto, true}, // the docstring's line comes first
+		{`<|inv_line_sep|><|src_sep|>import sys<|arg_sep|>{}<|action_sep|>`, format.TokInvStepOver, true},
+		{`<|inv_line_sep|><|src_sep|>    return y<|arg_sep|>{"x": "1", "y": "1"}<|action_sep|>`, format.TokInvStepInto, true},
+		{`<|inv_line_sep|><|src_sep|>    y = x<|arg_sep|>{"x": "1"}<|action_sep|>`, format.TokInvStepInto, false},       // f's first line
+		{`<|inv_line_sep|><|src_sep|>    yield n + 1<|arg_sep|>{"n": "2"}<|action_sep|>`, format.TokInvStepInto, false}, // resumed
+		{`<|inv_line_call_sep|><|src_sep|>print(f(1), list(gen(2)))<|arg_sep|>{"..": ".."}<|action_sep|>`, format.TokInvStepOver, true},
+		{`<|inv_line_sep|><|src_sep|>    return y<|arg_sep|>{"x": "1", "y": "1"}<|action_sep|>`, format.TokInvStepCall, false}, // the call it asks for
+	} {
+		r := promptRules(nil, stepPrompt(src, c.frame, c.action))
+		calls, ruled := r.scope[format.TokInvCallSep]
+		if noCall := ruled && len(calls) == 0; noCall != c.noCall {
+			t.Errorf("%s %s: the call refused %v, want %v (%q)", c.frame, c.action, noCall, c.noCall, calls)
+		}
+	}
+}
+
+// TestSelfValues: a method's frame shows its first parameter as its
+// class's instance (pysource's SelfRepr), on a call, a line frame whose
+// lines are all the method's, and an inverse frame; elsewhere the value is
+// free.
+func TestSelfValues(t *testing.T) {
+	src := "class Account:\n    def withdraw(self, n):\n        self.n = n\n        return n\n\nclass Funds(Exception):\n    def why(self):\n        return 1\n\na = Account()\na.withdraw(2)\n"
+	step := func(frame, action string) string { return stepPrompt(src, frame, action) }
+	obj := `"<__main__.Account object at 0x0>"`
+	call := `<|call_sep|><|src_sep|>    def withdraw(self, n):<|arg_sep|>{"self": ` + obj + `, "n": "2"}<|action_sep|>`
+	checkJSONRule(t, (*programRules).selfAllowed, []jsonRuleCase{
+		{step(`<|line_sep|><|arg_sep|>{"..": ".."}<|src_sep|>a.withdraw(2)<|action_sep|>`, format.TokStepInto), `<|call_sep|><|src_sep|>    def withdraw(self, n):<|arg_sep|>{"self": ` + obj, true},
+		{step(`<|line_sep|><|arg_sep|>{"..": ".."}<|src_sep|>a.withdraw(2)<|action_sep|>`, format.TokStepInto), `<|call_sep|><|src_sep|>    def withdraw(self, n):<|arg_sep|>{"self": "<__main__.Acc`, true},
+		{step(`<|line_sep|><|arg_sep|>{"..": ".."}<|src_sep|>a.withdraw(2)<|action_sep|>`, format.TokStepInto), `<|call_sep|><|src_sep|>    def withdraw(self, n):<|arg_sep|>{"self": "<__main__.Funds object at 0x0>"`, false},
+		// the step from the call stays in withdraw: its line frame's self is fixed
+		{step(call, format.TokStepInto), `<|line_sep|><|arg_sep|>{"self": "<__main__.Funds`, false},
+		{step(call, format.TokStepInto), `<|line_sep|><|arg_sep|>{"n": "2", "self": ` + obj, true},
+		{step(`<|inv_line_sep|><|src_sep|>        return n<|arg_sep|>{}<|action_sep|>`, format.TokInvStepInto), `<|inv_line_sep|><|src_sep|>        self.n = n<|arg_sep|>{"self": "1"`, false},
+		// Funds derives from Exception (its own repr): free
+		{step(`<|inv_line_sep|><|src_sep|>        return 1<|arg_sep|>{}<|action_sep|>`, format.TokInvStepInto), `<|inv_call_sep|><|src_sep|>    def why(self):<|arg_sep|>{"self": "Funds()"`, true},
+		// the module's frame: free
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>a = Account()<|action_sep|>`, format.TokStepOver), `<|line_sep|><|arg_sep|>{"self": "1"`, true},
 	})
 }
 

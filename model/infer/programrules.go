@@ -50,7 +50,7 @@ func (p *Predictor) programAllowed(cur string, id int, r *programRules) bool {
 	case last == format.TokArgSep && !p.tok.IsSpecial(int32(id)):
 		json := cur[strings.LastIndex(cur, format.TokArgSep)+len(format.TokArgSep):]
 		names := r.namesFor(cur)
-		return r.keysAllowed(names, json, json+p.texts[id]) && r.fixedAllowed(cur, json+p.texts[id]) &&
+		return r.keysAllowed(names, json, json+p.texts[id]) && r.fixedAllowed(cur, json+p.texts[id]) && r.selfAllowed(cur, json+p.texts[id]) &&
 			r.wholeAllowed(cur, json+p.texts[id]) && r.orderAllowed(cur, json+p.texts[id], names)
 	}
 	return true
@@ -84,6 +84,54 @@ func (r *programRules) fixedAllowed(cur, json string) bool {
 			return true
 		}
 		return closed && s == want || !closed && strings.HasPrefix(want, s)
+	})
+}
+
+// selfAllowed checks, in the LOCALS (json) of a method's frame, the value
+// of its first parameter where pysource's SelfRepr fixes it: a frame is a
+// method's when its line is (a call's or an inverse frame's, written
+// before its LOCALS) or, for a forward line frame, when every line the
+// rules leave it is in one.
+func (r *programRules) selfAllowed(cur, json string) bool {
+	if r == nil {
+		return true
+	}
+	var v selfValue
+	switch {
+	case strings.HasPrefix(cur, format.TokLineSep):
+		lines := r.linesFor(format.TokLineSep)
+		for i, l := range lines {
+			w := r.scopes.selfOf(l, false)
+			if !w.ok || i > 0 && w != v {
+				return true
+			}
+			v = w
+		}
+	case strings.HasPrefix(cur, format.TokCallSep) || strings.HasPrefix(cur, format.TokInvCallSep):
+		src, ok := headSrc(cur)
+		if !ok {
+			return true
+		}
+		v = r.scopes.selfOf(src, true)
+	case strings.HasPrefix(cur, format.TokInvLineSep) || strings.HasPrefix(cur, format.TokInvLineCallSep):
+		src, ok := headSrc(cur)
+		if !ok {
+			return true
+		}
+		v = r.scopes.selfOf(src, false)
+	default:
+		return true
+	}
+	if !v.ok {
+		return true
+	}
+	key := ""
+	return objectStrings(json, func(i int, s string, _ int, closed bool) bool {
+		if i%2 == 0 {
+			key = s
+			return true
+		}
+		return key != v.param || closed && s == v.repr || !closed && strings.HasPrefix(v.repr, s)
 	})
 }
 

@@ -41,7 +41,47 @@ type scopeRules struct {
 	calling    map[string]pysource.Calling // per line text: whether its lines call the program (calls)
 	sure       map[string][]string         // per line text: sureLocals
 	held       map[string]sortedSet        // per line text: heldAt
+	selves     map[string]selfValue        // per line text and frame kind: selfOf
 	block      map[*pysource.Scope]int
+}
+
+// selfValue is a method frame's first parameter and the value it shows
+// (pysource's SelfRepr); ok false for no rule.
+type selfValue struct {
+	param, repr string
+	ok          bool
+}
+
+// selfOf is the selfValue every frame on a line with text src shows (a
+// call event's frame: the function its line opens; else the one running
+// it), where all of them agree.
+func (s *scopeRules) selfOf(src string, call bool) selfValue {
+	key := src
+	if call {
+		key = "call\x00" + src
+	}
+	if v, ok := s.selves[key]; ok {
+		return v
+	}
+	var v selfValue
+	seen := false
+	for n := range s.linesWith(src) {
+		scopes := s.ix.RunsOn(n)
+		if call {
+			scopes = s.ix.Opens(n)
+		}
+		for _, sc := range scopes {
+			param, repr, ok := s.ix.SelfRepr(sc)
+			if !ok || seen && (param != v.param || repr != v.repr) {
+				v = selfValue{}
+				s.selves[key] = v
+				return v
+			}
+			v, seen = selfValue{param, repr, true}, true
+		}
+	}
+	s.selves[key] = v
+	return v
 }
 
 const noBlock = -2
@@ -52,7 +92,7 @@ func programScopes(code *pysource.Compiled, src string) *scopeRules {
 	ix := pysource.NewCompiled(src, code)
 	s := &scopeRules{lines: lines, ix: ix, member: make([][]int, len(lines)), opens: make([]int, len(lines)), names: map[int]sortedSet{},
 		starts: make([]bool, len(lines)), fns: ix.Functions(), block: map[*pysource.Scope]int{ix.Module: -1},
-		sure: map[string][]string{}, held: map[string]sortedSet{}}
+		sure: map[string][]string{}, held: map[string]sortedSet{}, selves: map[string]selfValue{}}
 	block, blockOf := s.block, s.blockOf
 	for b, f := range s.fns {
 		block[f] = b
@@ -472,6 +512,50 @@ func (s *scopeRules) withFlow(rule map[string]sortedSet, prompt string) map[stri
 	if err != nil {
 		return rule
 	}
+	rule = s.withLineFlow(rule, last, k, step)
+	if step.Action != debugger.InvStepInto && step.Action != debugger.InvStepOver {
+		return rule
+	}
+	// a step back from a line lands on its frame's call only from its
+	// first line (or a resumed generator's line): from a line that made a
+	// call, back into the callee or to the line's own event
+	f, err := format.ParseFrame(last[:k+len(format.TokActionSep)])
+	if err != nil || f.Kind != format.InvLineCall && (f.Kind != format.InvLine || !s.lineBefore(f.Src)) {
+		return rule
+	}
+	out := maps.Clone(rule)
+	if out == nil {
+		out = map[string]sortedSet{}
+	}
+	out[format.TokInvCallSep] = sortedSet{}
+	return out
+}
+
+// lineBefore reports whether a line event on every line with text src
+// has a line event of its frame before it: no such line is its frame's
+// first (pysource's EntryLines) or in a frame that is resumed (a
+// generator's, whose resumption is a call event), nor the first line of a
+// def (CPython 3.11 may put a body's first instruction there: a body that
+// starts with `"<%s>" % (x,)` fires its first line event on the def line).
+func (s *scopeRules) lineBefore(src string) bool {
+	found := false
+	for n := range s.linesWith(src) {
+		runs := s.ix.RunsOn(n)
+		if len(runs) == 0 || s.ix.Suspends(n) || len(s.ix.Opens(n)) > 0 {
+			return false
+		}
+		for _, sc := range runs {
+			if entry := s.ix.EntryLines(sc); entry == nil || slices.Contains(entry, n) {
+				return false
+			}
+		}
+		found = true
+	}
+	return found
+}
+
+// withLineFlow is withFlow's rule of the lines a step goes to.
+func (s *scopeRules) withLineFlow(rule map[string]sortedSet, last string, k int, step format.Step) map[string]sortedSet {
 	var toks []string
 	backward := step.Action.Inverse()
 	switch step.Action {

@@ -198,7 +198,9 @@ func TestProgramScopes(t *testing.T) {
 			[]string{}}, // no line can follow: the frame's return (or an exception) comes first
 		{step(`<|inv_line_sep|><|src_sep|>y = K().m()  # def z():<|arg_sep|>{}<|action_sep|>`, format.TokInvStepOver), format.TokInvLineSep,
 			[]string{"class K:"}}, // the module backwards: only the flow's rule
-		{step(`<|inv_line_sep|><|src_sep|>y = K().m()  # def z():<|arg_sep|>{}<|action_sep|>`, format.TokInvStepOver), format.TokInvCallSep, nil},
+		// not the module's first line: a step back never reaches its call
+		{step(`<|inv_line_sep|><|src_sep|>y = K().m()  # def z():<|arg_sep|>{}<|action_sep|>`, format.TokInvStepOver), format.TokInvCallSep, []string{}},
+		{step(`<|inv_line_sep|><|src_sep|>import functools<|arg_sep|>{}<|action_sep|>`, format.TokInvStepOver), format.TokInvCallSep, nil},
 		{step(`<|inv_line_sep|><|src_sep|>    return inner<|arg_sep|>{}<|action_sep|>`, format.TokInvStepInto), format.TokInvLineCallSep,
 			[]string{"    @functools.wraps(f)", "    def inner(*a):"}},
 		// from the copy of a line that made a call, the line's own event comes next
