@@ -34,38 +34,37 @@ import (
 // for. The code is the script but its last line, main(), which the boot
 // calls itself: main runs as deep in the stack as under -c, so that
 // programs get as many frames before RecursionError.
-const workerBoot = `import marshal, os, sys
+const workerBoot = bootRead + `import marshal
 try:
     from _frozen_importlib_external import MAGIC_NUMBER
 except ImportError:
     from importlib.util import MAGIC_NUMBER
-def _ndb_worker_code(n):
-    b = bytearray()
-    while len(b) < n:
-        d = os.read(0, n - len(b))
-        if not d:
-            raise SystemExit("ndb: worker code cut short")
-        b += d
+def _ndb_worker_code(b):
     if b[:len(MAGIC_NUMBER)] != MAGIC_NUMBER:
         raise SystemExit("ndb: worker code compiled for another Python")
     return marshal.loads(b[len(MAGIC_NUMBER):])
-exec(_ndb_worker_code(int(sys.argv.pop(1))))
+exec(_ndb_worker_code(_ndb_read(int(sys.argv.pop(1)), "code")))
 main()`
 
 // workerBootSource runs the worker script sent as source on stdin, but its
 // last line, main(), which it calls itself, as workerBoot does (a start
 // before the code is compiled): argv[1] is its length in bytes.
-const workerBootSource = `import os, sys
-def _ndb_worker_source(n):
+const workerBootSource = bootRead + `exec(compile(_ndb_read(int(sys.argv.pop(1)), "source").decode("utf-8"), "<string>", "exec", dont_inherit=True))
+main()`
+
+// bootRead reads the worker's script or code from stdin for the boots
+// (with os.read, so that the requests after it stay unread for the
+// worker).
+const bootRead = `import os, sys
+def _ndb_read(n, what):
     b = bytearray()
     while len(b) < n:
         d = os.read(0, n - len(b))
         if not d:
-            raise SystemExit("ndb: worker source cut short")
+            raise SystemExit("ndb: worker " + what + " cut short")
         b += d
-    return compile(b.decode("utf-8"), "<string>", "exec", dont_inherit=True)
-exec(_ndb_worker_source(int(sys.argv.pop(1))))
-main()`
+    return bytes(b)
+`
 
 // workerBody is workerSource but its last line, main() (workerBootSource
 // calls it).

@@ -68,23 +68,34 @@ func (r *programRules) fixedAllowed(cur, json string) bool {
 	if r == nil || len(r.fixed) == 0 && len(r.modules) == 0 || !r.moduleFrame(cur) {
 		return true
 	}
-	key := ""
-	return objectStrings(json, func(i int, s string, _ int, closed bool) bool {
-		if i%2 == 0 {
-			key = s
-			return true
-		}
+	return objectValues(json, func(key, s string, closed bool) bool {
 		want, ok := r.fixed[key]
 		if mod, isMod := r.modules[key]; isMod {
 			if want, ok = r.exactModules[mod]; !ok {
 				return moduleReprAllowed(mod, s, closed)
 			}
 		}
-		if !ok {
+		return !ok || leadsTo(s, want, closed)
+	})
+}
+
+// objectValues calls fn with each key of the LOCALS object json and its
+// value so far (closed: whole), until fn says false.
+func objectValues(json string, fn func(key, value string, closed bool) bool) bool {
+	key := ""
+	return objectStrings(json, func(i int, s string, _ int, closed bool) bool {
+		if i%2 == 0 {
+			key = s
 			return true
 		}
-		return closed && s == want || !closed && strings.HasPrefix(want, s)
+		return fn(key, s, closed)
 	})
+}
+
+// leadsTo reports whether s, a text written so far (closed: whole), is
+// want or can still become it.
+func leadsTo(s, want string, closed bool) bool {
+	return closed && s == want || !closed && strings.HasPrefix(want, s)
 }
 
 // selfAllowed checks, in the LOCALS (json) of a method's frame, the value
@@ -125,14 +136,7 @@ func (r *programRules) selfAllowed(cur, json string) bool {
 	if !v.ok {
 		return true
 	}
-	key := ""
-	return objectStrings(json, func(i int, s string, _ int, closed bool) bool {
-		if i%2 == 0 {
-			key = s
-			return true
-		}
-		return key != v.param || closed && s == v.repr || !closed && strings.HasPrefix(v.repr, s)
-	})
+	return objectValues(json, func(key, s string, closed bool) bool { return key != v.param || leadsTo(s, v.repr, closed) })
 }
 
 // orderAllowed checks, in a module frame's LOCALS (json), that no key
