@@ -198,7 +198,7 @@ func TestPassedAndAheadHoldOnRealTraces(t *testing.T) {
 func TestSilentHoldsOnRealTraces(t *testing.T) {
 	tr, programs := realTracePrograms(t)
 	defer tr.Close()
-	silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, byModule, assigned, loops, ahead, selves, afterCall, events := 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+	silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, byModule, assigned, loops, ahead, selves, afterCall, endsRight, events := 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 	for _, prog := range programs {
 		trace, err := tr.Trace(context.Background(), prog)
 		if err != nil {
@@ -354,6 +354,14 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 					}
 				}
 			}
+			if next := i + 1; s.Event == tracer.EventLine && next < len(trace.States) && trace.States[next].Event == tracer.EventReturn && trace.States[next].Frame == s.Frame {
+				if ends, ok := scopes.endsAfter(s.Src); ok {
+					endsRight++
+					if ret := trace.States[next]; ret.Lineno != s.Lineno || !ends.contains(s.Src) {
+						t.Errorf("%s: the line event on line %d (%q) is followed by its frame's return on line %d, where endsAfter gives %q", prog.Path, s.Lineno, s.Src, ret.Lineno, ends)
+					}
+				}
+			}
 			if s.Event == tracer.EventLine && i > 0 && trace.States[i-1].Event == tracer.EventCall && trace.States[i-1].Frame == s.Frame {
 				afterCall++
 				if scopes.lineBefore(s.Src) {
@@ -381,9 +389,9 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 			events++
 		}
 	}
-	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent, %d dead, %d quiet; %d line events of a certain call, %d of none; %d calls to a known first line; %d returns of a name; %d returns whose value the text fixes; %d returns on ReturnLines; %d calls of defs only the module calls; %d assignments of a literal or a value the locals fix and appends; %d loop headers' locals known from the next line's; %d steps from a loop's or branch's header known ahead; %d method frames' self; %d first lines after a call",
-		len(programs), events, silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, byModule, assigned, loops, ahead, selves, afterCall)
-	if selves < 50 || afterCall < 50 || silent < 50 || dead < 4 || quiet < 50 || calls < 50 || noCalls < 50 || entries < 50 || returned < 50 || fixed < 50 || returnLines < 50 || byModule < 20 || assigned < 50 {
+	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent, %d dead, %d quiet; %d line events of a certain call, %d of none; %d calls to a known first line; %d returns of a name; %d returns whose value the text fixes; %d returns on ReturnLines; %d calls of defs only the module calls; %d assignments of a literal or a value the locals fix and appends; %d loop headers' locals known from the next line's; %d steps from a loop's or branch's header known ahead; %d method frames' self; %d first lines after a call; %d returns right after a line",
+		len(programs), events, silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, byModule, assigned, loops, ahead, selves, afterCall, endsRight)
+	if selves < 50 || afterCall < 50 || endsRight < 50 || silent < 50 || dead < 4 || quiet < 50 || calls < 50 || noCalls < 50 || entries < 50 || returned < 50 || fixed < 50 || returnLines < 50 || byModule < 20 || assigned < 50 {
 		t.Fatalf("too few silent or quiet lines checked: %d, %d", silent, quiet)
 	}
 }
@@ -1082,8 +1090,8 @@ func TestStepAhead(t *testing.T) {
 		if got := r.scope[format.TokLineSep]; !slices.Equal(got, tc.lines) {
 			t.Errorf("%s: lines %q, want %q", tc.name, got, tc.lines)
 		}
-		if ends, ruled := r.scope[format.TokReturnSep]; tc.into != (ruled && len(ends) == 0) {
-			t.Errorf("%s: return lines %q (ruled %v); the step goes into the body: %v", tc.name, ends, ruled, tc.into)
+		if ends, ruled := r.scope[format.TokReturnSep]; tc.into && !(ruled && len(ends) == 0) {
+			t.Errorf("%s: return lines %q (ruled %v); the step goes into the body", tc.name, ends, ruled)
 		}
 	}
 	// a repeated item: the round the prompt shows decides
@@ -1170,6 +1178,32 @@ func TestReturnLinesRule(t *testing.T) {
 			if got := r.linesFor(format.TokReturnSep + format.TokSrcSep).contains(line); got != ok {
 				t.Errorf("%s: a return on %q allowed = %v, want %v", tc.name, line, got, ok)
 			}
+		}
+	}
+}
+
+// TestScriptEndsNormally: a script's exit frame is exit_normal (as its
+// module's return is where it ends: EndLines); a program entered at a
+// call (its exceptions are data) may end in any exit.
+func TestScriptEndsNormally(t *testing.T) {
+	src := "def f(a):\n    return 1 // a\n\nprint(f(1))\n"
+	for _, tc := range []struct {
+		name, frame, action string
+		script              bool
+	}{
+		{"after the module's return", `<|return_sep|><|src_sep|>print(f(1))<|arg_sep|>"None"<|action_sep|>`, format.TokStepInto, true},
+		{"a continue from the module", `<|line_sep|><|arg_sep|>{}<|src_sep|>def f(a):<|action_sep|>`, format.TokContinue, true},
+		{"a call's frame alone", `<|call_sep|><|src_sep|>def f(a):<|arg_sep|>{"a": "0"}<|action_sep|>`, format.TokContinue, false},
+	} {
+		r := promptRules(nil, stepPrompt(src, tc.frame, tc.action))
+		for _, tok := range []string{format.TokExitError, format.TokExitNever} {
+			exits, ruled := r.scope[tok]
+			if refused := ruled && len(exits) == 0; refused != tc.script {
+				t.Errorf("%s: %s refused %v, want %v", tc.name, tok, refused, tc.script)
+			}
+		}
+		if _, ruled := r.scope[format.TokExitNormal]; ruled {
+			t.Errorf("%s: exit_normal ruled", tc.name)
 		}
 	}
 }

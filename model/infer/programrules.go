@@ -648,7 +648,24 @@ func promptRules(compiled func(src string) *pysource.Compiled, prompt string) *p
 		r.stepAhead(prompt)
 	}
 	r.holdEnds()
+	if script {
+		r.scriptEndsNormally()
+	}
 	return &r
+}
+
+// scriptEndsNormally keeps a script's exit frame to exit_normal: as
+// EndLines decides for its module's return, ndb predicts that a script
+// runs to its end (ndb gen and the evaluation drop scripts that end in an
+// uncaught exception or past the event limit, so the model never saw
+// either exit after a script's return, yet wrote exit_error there).
+func (r *programRules) scriptEndsNormally() {
+	scope := maps.Clone(r.scope)
+	if scope == nil {
+		scope = map[string]sortedSet{}
+	}
+	scope[format.TokExitError], scope[format.TokExitNever] = sortedSet{}, sortedSet{}
+	r.scope = scope
 }
 
 // stepAhead applies scopeRules' stepAhead: the step's line frame shows

@@ -617,7 +617,36 @@ func (s *scopeRules) withLineFlow(rule map[string]sortedSet, last string, k int,
 	case step.Action == debugger.StepInto && s.calls(f.Src) == pysource.NoCall:
 		out[format.TokCallSep] = sortedSet{}
 	}
+	if !backward {
+		if ends, ok := s.endsAfter(f.Src); ok {
+			if cur, ruled := out[format.TokReturnSep]; !ruled || len(cur) > 0 {
+				out[format.TokReturnSep] = ends
+			}
+		}
+	}
 	return out
+}
+
+// endsAfter is where a frame returns right after a line event on a line
+// with text src, with no event between: on that line, and only where the
+// frame may end there when nothing raises (pysource's EndLines: after an
+// exception its event comes first); nil and false where a line of the
+// text has no EndLines (a generator's, a lambda's, a frame the text does
+// not place) or no line has the text. Why: the model answered a step from a function's `print`
+// with its return on that line, where the next line runs.
+func (s *scopeRules) endsAfter(src string) (sortedSet, bool) {
+	found, ends := false, sortedSet{}
+	for n := range s.linesWith(src) {
+		lines := s.ix.EndLines(n)
+		if lines == nil {
+			return nil, false
+		}
+		found = true
+		if slices.Contains(lines, n) {
+			ends = sortedSet{src}
+		}
+	}
+	return ends, found
 }
 
 // withReturnLines narrows rule after step_return from a line or call

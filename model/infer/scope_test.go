@@ -191,7 +191,9 @@ func TestProgramScopes(t *testing.T) {
 	}{
 		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>        s = '''text<|action_sep|>`, format.TokStepOver), format.TokLineSep,
 			[]string{"        s = '''text", "        return f(*a,", "  1)"}}, // its own lines (not the string's inside), then the return
-		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>        s = '''text<|action_sep|>`, format.TokStepOver), format.TokReturnSep, block1},
+		// the frame does not end on that line: the return line comes first
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>        s = '''text<|action_sep|>`, format.TokStepOver), format.TokReturnSep, []string{}},
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>        return f(*a,<|action_sep|>`, format.TokStepOver), format.TokReturnSep, []string{"        return f(*a,"}},
 		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>def deco(f):  # (<|action_sep|>`, format.TokStepInto), format.TokLineSep,
 			[]string{"class K:"}}, // over the def's body
 		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>    return inner<|action_sep|>`, format.TokStepOver), format.TokLineSep,
