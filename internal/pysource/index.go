@@ -189,6 +189,9 @@ type Index struct {
 	moduleBinds            map[string]int
 	rebindable             set
 	moduleOpen             bool
+	// SelfRepr's methods: each one's first parameter and its value
+	selfOnce sync.Once
+	selves   map[*Scope][2]string
 }
 
 // Compiled is what a program's compiled code says about its lines, as its

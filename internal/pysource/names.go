@@ -327,30 +327,53 @@ func plainClasses(fixed set, bases map[string][]string) set {
 // Why: a method's frame shows self on every line, and the model wrote
 // another class's instance there (an exception class of the same file).
 func (ix *Index) SelfRepr(sc *Scope) (param, repr string, ok bool) {
-	if sc == nil || sc.Kind != Function || sc.Parent == nil || sc.Parent.Kind != Class || sc.Parent.Parent != ix.Module ||
-		sc.First != sc.Line || len(sc.Params) == 0 || sc.Name == "__init_subclass__" || sc.Name == "__class_getitem__" {
-		return "", "", false
-	}
+	ix.selfOnce.Do(ix.readSelves)
+	v, ok := ix.selves[sc]
+	return v[0], v[1], ok
+}
+
+// readSelves finds SelfRepr's methods, reading the program once.
+func (ix *Index) readSelves() {
 	fixed, bases := ix.fixedClasses()
-	c, param := sc.Parent.Name, sc.Params[0]
-	if !plainClasses(fixed, bases)[c] || ix.namesAnywhere("__repr__", "__new__", "__class__") {
-		return "", "", false
+	plain := plainClasses(fixed, bases)
+	if len(plain) == 0 || ix.namesAnywhere("__repr__", "__new__", "__class__") {
+		return
 	}
+	// the names class statements hold after their own (bases: a subclass's
+	// instances run its base's methods too), the NAME.ATTR the text reads,
+	// and the names each scope's statements bind or unbind
+	inBases, reads, bound := set{}, set{}, map[*Scope]set{}
 	for j, l := range ix.stmts {
 		t := l.toks
-		if kw := keywordAt(t); kw >= 0 && t[kw].text == "class" && slices.ContainsFunc(t[kw+2:], func(x token) bool { return x.kind == tName && x.text == c }) {
-			return "", "", false // a subclass: its instances run C's methods too
-		}
-		for i := 0; i+2 < len(t); i++ {
-			if t[i].kind == tName && t[i].text == c && t[i+1].text == "." && t[i+2].text == sc.Name {
-				return "", "", false
+		if kw := keywordAt(t); kw >= 0 && t[kw].text == "class" {
+			for _, x := range t[kw+2:] {
+				if x.kind == tName {
+					inBases.add(x.text)
+				}
 			}
 		}
-		if ix.owner[j] == sc && (slices.Contains(ix.binds[j], param) || slices.Contains(ix.unbinds[j], param)) {
-			return "", "", false
+		for i := 0; i+2 < len(t); i++ {
+			if t[i].kind == tName && t[i+1].text == "." {
+				reads.add(t[i].text + "." + t[i+2].text)
+			}
+		}
+		if bound[ix.owner[j]] == nil {
+			bound[ix.owner[j]] = set{}
+		}
+		bound[ix.owner[j]].add(ix.binds[j]...)
+		bound[ix.owner[j]].add(ix.unbinds[j]...)
+	}
+	ix.selves = map[*Scope][2]string{}
+	for _, sc := range ix.Scopes {
+		if sc.Kind != Function || sc.Parent == nil || sc.Parent.Kind != Class || sc.Parent.Parent != ix.Module ||
+			sc.First != sc.Line || len(sc.Params) == 0 || sc.Name == "__init_subclass__" || sc.Name == "__class_getitem__" {
+			continue
+		}
+		c, param := sc.Parent.Name, sc.Params[0]
+		if plain[c] && !inBases[c] && !reads[c+"."+sc.Name] && !bound[sc][param] {
+			ix.selves[sc] = [2]string{param, "<__main__." + c + " object at 0x0>"}
 		}
 	}
-	return param, "<__main__." + c + " object at 0x0>", true
 }
 
 // FixedReprs maps each module name whose value a module frame shows
