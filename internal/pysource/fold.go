@@ -384,27 +384,16 @@ func dictKeys(r string) (keys []string, whole bool) {
 // splitKey is the key of a dict item's repr "KEY: VALUE": the text before
 // its first ": " outside quotes and brackets.
 func splitKey(item string) (string, bool) {
-	depth, quote := 0, byte(0)
-	for i := 0; i < len(item); i++ {
-		c := item[i]
-		switch {
-		case quote != 0:
-			if c == '\\' {
-				i++
-			} else if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '"':
-			quote = c
-		case c == '(' || c == '[' || c == '{':
-			depth++
-		case c == ')' || c == ']' || c == '}':
-			depth--
-		case c == ':' && depth == 0 && i > 0 && i+1 < len(item) && item[i+1] == ' ':
+	sc := reprScan{s: item}
+	for {
+		i, ok := sc.next()
+		if !ok {
+			return "", false
+		}
+		if item[i] == ':' && sc.depth == 0 && i > 0 && i+1 < len(item) && item[i+1] == ' ' {
 			return item[:i], true
 		}
 	}
-	return "", false
 }
 
 // condEval parses a condition's tokens into lazy nodes (so that and and

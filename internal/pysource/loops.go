@@ -680,41 +680,34 @@ func reprItems(r string) (reprs []string, whole bool) {
 	if len(r) < 2 || !(r[0] == '[' && r[len(r)-1] == ']' || r[0] == '(' && r[len(r)-1] == ')') {
 		return nil, false
 	}
-	depth, quote, start := 0, byte(0), 1
 	body := r[:len(r)-1]
-	for i := 1; i < len(body); i++ {
-		c := body[i]
-		switch {
-		case quote != 0:
-			if c == '\\' {
-				i++
-			} else if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '"':
-			quote = c
+	sc, start := reprScan{s: body, i: 1}, 1
+	for {
+		i, ok := sc.next()
+		if !ok {
+			break
+		}
+		switch c := body[i]; {
 		case c == '<':
 			return nil, false // an object's repr may hold ", " (<FrameSummary file f, line 9>)
-		case c == '(' || c == '[' || c == '{':
-			depth++
 		case c == ')' || c == ']' || c == '}':
-			if depth--; depth < 0 {
+			if sc.depth < 0 {
 				return nil, false
 			}
-		case c == ',' && depth == 0:
+		case c == ',' && sc.depth == 0:
 			if i == start {
 				return nil, false
 			}
 			reprs = append(reprs, body[start:i])
 			if i+1 < len(body) && body[i+1] == ' ' {
-				i++ // repr's separator
+				sc.i++ // repr's separator
 			} else if i+1 < len(body) || r[0] != '(' {
 				return nil, false
 			}
-			start = i + 1
+			start = sc.i
 		}
 	}
-	if quote != 0 || depth != 0 {
+	if sc.quote != 0 || sc.depth != 0 {
 		return nil, false
 	}
 	if last := body[start:]; last != "" {
@@ -723,6 +716,44 @@ func reprItems(r string) (reprs []string, whole bool) {
 		return nil, false // "()" is empty; a trailing comma only in "(x,)"
 	}
 	return reprs, true
+}
+
+// reprScan walks a repr's bytes outside its quoted strings ('...' or
+// "...", with backslash escapes), keeping its bracket depth: the top level
+// reprItems and splitKey read.
+type reprScan struct {
+	s     string
+	i     int  // the next byte to read
+	depth int  // the brackets open, up to and including the last byte read
+	quote byte // the quote of the string being read, 0 outside one
+}
+
+// next is the index of the next byte outside quoted strings (a bracket
+// counted in depth already); false at the end.
+func (sc *reprScan) next() (int, bool) {
+	for sc.i < len(sc.s) {
+		i, c := sc.i, sc.s[sc.i]
+		sc.i++
+		switch {
+		case sc.quote != 0:
+			if c == '\\' {
+				sc.i++
+			} else if c == sc.quote {
+				sc.quote = 0
+			}
+		case c == '\'' || c == '"':
+			sc.quote = c
+		default:
+			switch c {
+			case '(', '[', '{':
+				sc.depth++
+			case ')', ']', '}':
+				sc.depth--
+			}
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // itemBefore finds cur among reprs: the item before it, or first when it
