@@ -329,6 +329,88 @@ func TestSelfRepr(t *testing.T) {
 	}
 }
 
+// TestArgReprs: a module function every call of which the text shows
+// keeps, in each parameter its body never rebinds, one of the literals its
+// calls pass (or its default); any other use of its name, a call with
+// *args, a non-literal argument or a way to reach it the text does not show
+// leaves the parameter free.
+func TestArgReprs(t *testing.T) {
+	cases := []struct {
+		name, src string
+		want      map[string]map[string][]string // function -> parameter -> reprs
+	}{
+		{"one call", "def find(items, target):\n    return target\ndata = [1]\nprint(find(data, 7))\n",
+			map[string]map[string][]string{"find": {"target": {"7"}}}},
+		{"calls and a default", "def f(a, b=-2, c='x'):\n    return a\nf(1)\nf(3, c='y')\nf(1, 0.5)\n",
+			map[string]map[string][]string{"f": {"a": {"1", "3"}, "b": {"-2", "0.5"}, "c": {"'x'", "'y'"}}}},
+		{"a keyword", "def f(a, b):\n    return a\nf(b=None, a=True)\n", map[string]map[string][]string{"f": {"a": {"True"}, "b": {"None"}}}},
+		{"a variable passed", "def f(a, b):\n    return a\nx = 1\nf(x, 2)\nf(1, 2)\n", map[string]map[string][]string{"f": {"b": {"2"}}}},
+		{"rebound", "def f(a, b):\n    a += 1\n    return a\nf(1, 2)\n", map[string]map[string][]string{"f": {"b": {"2"}}}},
+		{"recursion passes another value", "def f(n):\n    return 1 if n < 1 else f(n - 1)\nf(3)\n", nil},
+		{"passed as a value", "def f(a):\n    return a\nf(1)\nprint(list(map(f, [2])))\n", nil},
+		{"star arguments", "def f(a):\n    return a\nf(1)\nf(*[2])\n", nil},
+		{"star parameters", "def f(a, *rest):\n    return a\nf(1)\n", nil},
+		{"decorated", "import functools\n@functools.cache\ndef f(a):\n    return a\nf(1)\n", nil},
+		{"in an f-string", "def f(a):\n    return a\nf(1)\nprint(f'{f(2)}')\n", map[string]map[string][]string{"f": {"a": {"1", "2"}}}},
+		{"named in an f-string", "def f(a):\n    return a\nf(1)\nprint(f'{f}')\n", nil},
+		{"getattr", "import sys\ndef f(a):\n    return a\nf(1)\ngetattr(sys.modules[__name__], 'f')(2)\n", nil},
+		{"a method's self", "class C:\n    def m(self, k):\n        return k\nC().m(1)\n",
+			map[string]map[string][]string{"m": {"self": {"<__main__.C object at 0x0>"}}}},
+		{"a call that raises", "def f(a):\n    return a\nf(1)\ntry:\n    f(1, 2)\nexcept TypeError:\n    pass\n", map[string]map[string][]string{"f": {"a": {"1"}}}},
+	}
+	for _, c := range cases {
+		ix := New(c.src)
+		got := map[string]map[string][]string{}
+		for _, sc := range ix.Scopes {
+			if r := ix.ArgReprs(sc); r != nil {
+				got[sc.Name] = r
+			}
+		}
+		if len(got) != len(c.want) || !maps.EqualFunc(got, c.want, func(a, b map[string][]string) bool { return maps.EqualFunc(a, b, slices.Equal) }) {
+			t.Errorf("%s: ArgReprs gives %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestNoEscape: a function every call of which comes from the module or
+// from another such function, outside any try or with body, sends every
+// exception on to the module's frame; a call a handler, a context
+// manager, a lambda or a generator may wrap, or a way to end the run
+// normally by an exception, leaves it out.
+func TestNoEscape(t *testing.T) {
+	cases := []struct {
+		name, src string
+		want      []string // the functions NoEscape holds for
+	}{
+		{"main and its helper", "def helper(x):\n    return x\ndef main():\n    print(helper(1))\nif True:\n    main()\n", []string{"helper", "main"}},
+		{"recursion", "def f(n):\n    return 1 if n < 1 else f(n - 1)\nf(3)\n", []string{"f"}},
+		{"in a list comprehension", "def f(n):\n    return n\nxs = [f(i) for i in range(3)]\n", []string{"f"}},
+		{"in a try", "def f(n):\n    return n\ndef g():\n    return f(1)\ntry:\n    g()\nexcept ValueError:\n    pass\n", nil},
+		{"in a handler, in a try inside", "def f(n):\n    return n\ndef g():\n    try:\n        f(1)\n    finally:\n        pass\ntry:\n    pass\nexcept ValueError:\n    g()\n", []string{"g"}},
+		{"in a with", "import contextlib\ndef f(n):\n    return n\nwith contextlib.nullcontext():\n    f(1)\n", nil},
+		{"in a lambda", "def f(n):\n    return n\ng = lambda: f(1)\ng()\n", nil},
+		{"in a generator expression", "def f(n):\n    return n\nprint(sum(f(i) for i in range(3)))\n", nil},
+		{"a generator", "def f(n):\n    yield n\nlist(f(1))\n", nil},
+		{"from a method", "def f(n):\n    return n\nclass C:\n    def m(self):\n        return f(1)\nC().m()\n", nil},
+		{"passed as a value", "def f(n):\n    return n\nprint(list(map(f, [1])))\n", nil},
+		{"sys.exit", "import sys\ndef f(n):\n    sys.exit(n)\nf(0)\n", nil},
+		{"doctests", "def f(n):\n    \"\"\"\n    >>> f(1)\n    1\n    \"\"\"\n    return n\nf(2)\nimport doctest\ndoctest.testmod()\n", nil},
+	}
+	for _, c := range cases {
+		ix := New(c.src)
+		var got []string
+		for _, sc := range ix.Scopes {
+			if ix.NoEscape(sc) {
+				got = append(got, sc.Name)
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: NoEscape holds for %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
 func TestPassedAndAhead(t *testing.T) {
 	src := `import contextlib
 x = 1

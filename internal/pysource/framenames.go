@@ -123,7 +123,9 @@ func (ix *Index) SureLocals(n int) []string {
 // know the frame. The frame runs its statements in order, so at line n
 // nothing later in the text has bound a name yet: an upper bound of the
 // frame's keys in every run.
-func (ix *Index) PossibleLocals(n int) (names []string, ok bool) { return ix.possibleLocals(n, false) }
+func (ix *Index) PossibleLocals(n int) (names []string, ok bool) {
+	return union(ix.possibleLocals(n, false))
+}
 
 // FirstLocals is PossibleLocals for the first line event a frame fires on
 // line n: at a loop's header, nothing its own statement and body bind yet
@@ -133,9 +135,31 @@ func (ix *Index) PossibleLocals(n int) (names []string, ok bool) { return ix.pos
 // module's frame into a function stops at the first run of its line in a
 // fresh frame, and the model wrote `mid` at the first test of `while lo
 // <= hi:`, where only a later round has it.
-func (ix *Index) FirstLocals(n int) (names []string, ok bool) { return ix.possibleLocals(n, true) }
+func (ix *Index) FirstLocals(n int) (names []string, ok bool) {
+	return union(ix.possibleLocals(n, true))
+}
 
-func (ix *Index) possibleLocals(n int, first bool) (names []string, ok bool) {
+// PossibleLocalGroups is PossibleLocals (first: FirstLocals) frame by
+// frame: the names of the frame of the function or module that runs line n
+// first, then those of each other frame whose line event may fire on it (a
+// def's or class's first line event, a lambda's or comprehension's). One
+// frame holds names of one group only. Why: the model wrote a list
+// comprehension's `i` among the module's names on its line.
+func (ix *Index) PossibleLocalGroups(n int, first bool) (groups [][]string, ok bool) {
+	return ix.possibleLocals(n, first)
+}
+
+// union is the sorted names of every group.
+func union(groups [][]string, ok bool) ([]string, bool) {
+	if !ok {
+		return nil, false
+	}
+	names := slices.Concat(groups...)
+	slices.Sort(names)
+	return slices.Compact(names), true
+}
+
+func (ix *Index) possibleLocals(n int, first bool) (groups [][]string, ok bool) {
 	var inner []*Scope
 	sc, level, top, firing, ok := ix.lineFrameBeside(n, &inner)
 	if !ok {
@@ -188,17 +212,18 @@ func (ix *Index) possibleLocals(n int, first bool) (names []string, ok bool) {
 			}
 		}
 	}
-	names = ix.frameKeys(sc, may)
+	groups = [][]string{ix.frameKeys(sc, may)}
 	for _, f := range firing { // its own first line event: nothing bound yet (a class body's names are dunders)
 		if f.Kind == Function {
-			names = append(names, ix.frameKeys(f, f.entryNames())...)
+			groups = append(groups, ix.frameKeys(f, f.entryNames()))
+		} else {
+			groups = append(groups, nil)
 		}
 	}
 	for _, c := range inner { // a lambda's or comprehension's frame on the line: anything it may hold
-		names = append(names, c.Locals()...)
+		groups = append(groups, c.Locals())
 	}
-	slices.Sort(names)
-	return slices.Compact(names), true
+	return groups, true
 }
 
 // ranBefore narrows which statements of line n's frame (by logical line)
@@ -560,3 +585,55 @@ type BindSpan struct{ First, Last int }
 // Before reports whether a name bound only at s is surely bound before
 // one bound only at t: every statement of s comes before every one of t.
 func (s BindSpan) Before(t BindSpan) bool { return s.Last < t.First }
+
+// SureBinds lists, sorted, the names the statement on line n binds in its
+// frame's locals whenever it completes, so that the next line event of the
+// frame that runs it (Owner: on a class's line the class body's frame
+// fires its first line event too) after one on n shows each of them: a
+// statement on line n alone (one physical line, no line event of its own
+// before it ends) that is an assignment, an expression, an import, an
+// undecorated def or a class, leaving out the names it may also unbind,
+// := targets (a branch of the expression may skip them), dunders (the
+// tracer hides them) and names its scope declares global or nonlocal; a
+// private name as its class mangles it. Empty (not nil) for such a
+// statement that binds none; nil where the statement spans lines or is
+// another kind, and where its frame may bind names its text does not show.
+//
+// Why: a step from `node = self.head` answered the next line without node.
+func (ix *Index) SureBinds(n int) []string {
+	first, last, ok := ix.Statement(n)
+	if !ok || first != n || last != n {
+		return nil
+	}
+	j := ix.stmtAt[n-1]
+	sc := ix.owner[j]
+	if sc.open || sc.Kind == Module && ix.ModuleOpen() || j > 0 && ix.stmts[j-1].toks[0].text == "@" {
+		return nil // a decorator's line event follows its def's
+	}
+	switch ix.StatementKeyword(n) {
+	case "", "import", "from", "def", "class":
+	default:
+		return nil
+	}
+	if toks := ix.stmts[j].toks; indexTop(toks, ":") >= 0 && indexTop(toks, "=") < 0 && keywordAt(toks) < 0 {
+		return nil // an annotation alone (`x: int`) binds nothing
+	}
+	ix.namesOnce.Do(ix.readBinds)
+	out := []string{}
+	for _, name := range ix.binds[j] {
+		if isDunder(name) || slices.Contains(ix.unbinds[j], name) || slices.Contains(ix.walrus[j], name) ||
+			sc.Kind != Module && (sc.globals[name] || sc.nonlocals[name]) {
+			continue
+		}
+		out = append(out, mangle(sc.enclosingClass(), name))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// MayUnbind reports whether some statement of the program may unbind
+// name (`del`, the end of an `except ... as` handler).
+func (ix *Index) MayUnbind(name string) bool {
+	ix.namesOnce.Do(ix.readBinds)
+	return slices.ContainsFunc(ix.unbinds, func(names []string) bool { return slices.Contains(names, name) })
+}

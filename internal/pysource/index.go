@@ -192,6 +192,13 @@ type Index struct {
 	// SelfRepr's methods: each one's first parameter and its value
 	selfOnce sync.Once
 	selves   map[*Scope][2]string
+	// ArgReprs' functions: each one's parameters that every call passes a
+	// literal, and the literals' reprs
+	argsOnce sync.Once
+	args     map[*Scope]map[string][]string
+	// NoEscape's functions
+	escapeOnce sync.Once
+	noEscape   map[*Scope]bool
 }
 
 // Compiled is what a program's compiled code says about its lines, as its
@@ -736,6 +743,24 @@ func (ix *Index) endLines(n int, frame *Scope) []int {
 	return slices.Compact(out)
 }
 
+// EscapeFreeEndLines is, for a frame of a NoEscape function, where it may
+// return in a run that ends normally: EndLines after a line event on line
+// n, after its call event on line n (call) those of its entry lines. Nil
+// where the frame is no NoEscape function's or EndLines has no answer.
+func (ix *Index) EscapeFreeEndLines(n int, call bool) []int {
+	if !call {
+		if runs := ix.RunsOn(n); len(runs) != 1 || !ix.NoEscape(runs[0]) {
+			return nil
+		}
+		return ix.EndLines(n)
+	}
+	def := ix.defAt(n)
+	if def == nil || !ix.NoEscape(def) {
+		return nil
+	}
+	return ix.fromEntries(def, ix.EndLines)
+}
+
 // CallReturnLines is ReturnLines for a call event on line n: the lines
 // where the frame of the def that call opens may next return (its yield
 // or return), those its entry lines reach; nil where the text does not
@@ -746,13 +771,19 @@ func (ix *Index) CallReturnLines(n int) []int {
 	if def == nil {
 		return nil
 	}
+	return ix.fromEntries(def, ix.ReturnLines)
+}
+
+// fromEntries is the sorted union of lines(e) over the entry lines e of
+// sc's frame, nil where lines has no answer for one.
+func (ix *Index) fromEntries(sc *Scope, lines func(int) []int) []int {
 	var out []int
-	for _, e := range ix.EntryLines(def) {
-		lines := ix.ReturnLines(e)
-		if lines == nil {
+	for _, e := range ix.EntryLines(sc) {
+		at := lines(e)
+		if at == nil {
 			return nil
 		}
-		out = append(out, lines...)
+		out = append(out, at...)
 	}
 	slices.Sort(out)
 	return slices.Compact(out)

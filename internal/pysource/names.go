@@ -2,6 +2,7 @@ package pysource
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/big"
 	"slices"
@@ -665,4 +666,301 @@ func importedNames(toks []token) map[string]string {
 		}
 	}
 	return out
+}
+
+// ArgReprs gives, for a scope sc, the parameters whose value every frame
+// of sc shows from a short list, with that list: a method's self
+// (SelfRepr), and for a function every call of which the text shows, each
+// parameter every call passes a literal (or leaves to a literal default)
+// and the body never rebinds: the literals' reprs (as literalConstants
+// writes them). A function's calls all show where it is an undecorated
+// def of the module, the only statement binding its name, and the text
+// names it nowhere but right before a call's bracket (`f(`), with no
+// `*args` or `**kwargs` at a call and no `*`, `**` or `/` in its
+// parameters. Nil for none, and for every function of a program whose
+// text may reach its functions another way (globals(), getattr, a
+// module's namespace) or bind names its text does not show.
+//
+// Why: a call's frame shows its arguments, and the model wrote
+// binary_search(data, 7)'s target as 0.
+func (ix *Index) ArgReprs(sc *Scope) map[string][]string {
+	ix.argsOnce.Do(ix.readArgs)
+	out := map[string][]string{}
+	if param, repr, ok := ix.SelfRepr(sc); ok {
+		out[param] = []string{repr}
+	}
+	maps.Copy(out, ix.args[sc])
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// readArgs finds ArgReprs' functions and the literals their calls pass,
+// reading the program once.
+func (ix *Index) readArgs() {
+	// doctest and timeit run code a string holds
+	if ix.namesAnywhere("getattr", "locals", "eval", "__main__", "nonlocal", "doctest", "timeit") {
+		return
+	}
+	defs, sites := ix.calledOnly()
+	params := map[*Scope][]argParam{}
+	for k, l := range ix.stmts {
+		kw := keywordAt(l.toks)
+		sc := defs[tokenText(l.toks, kw+1)]
+		if kw < 0 || l.toks[kw].text != "def" || sc == nil || ix.owner[k] != ix.Module || tokenText(l.toks, kw+2) != "(" {
+			continue
+		}
+		open := kw + 2
+		for _, part := range splitTop(l.toks[open+1:matching(l.toks, open)], ",") {
+			switch {
+			case len(part) == 0:
+			case part[0].kind != tName: // *args, **kwargs, a bare * or /
+				delete(defs, sc.Name)
+			case indexTop(part, "=") > 0:
+				params[sc] = append(params[sc], argParam{part[0].text, part[indexTop(part, "=")+1:]})
+			default:
+				params[sc] = append(params[sc], argParam{name: part[0].text})
+			}
+		}
+	}
+	// every call's literals per parameter ("" where one passes another
+	// value)
+	values := map[*Scope]map[string]set{}
+	for _, site := range sites {
+		l := ix.stmts[site.stmt]
+		sc := defs[l.toks[site.tok].text]
+		if sc == nil {
+			continue
+		}
+		passed, ok := callArgs(l.toks[site.tok+2:matching(l.toks, site.tok+1)], params[sc])
+		if passed == nil {
+			if !ok {
+				delete(defs, sc.Name)
+			}
+			continue
+		}
+		if values[sc] == nil {
+			values[sc] = map[string]set{}
+		}
+		for name, r := range passed {
+			if values[sc][name] == nil {
+				values[sc][name] = set{}
+			}
+			values[sc][name].add(r)
+		}
+	}
+	bound := map[*Scope]set{}
+	for j := range ix.stmts {
+		if bound[ix.owner[j]] == nil {
+			bound[ix.owner[j]] = set{}
+		}
+		bound[ix.owner[j]].add(ix.binds[j]...)
+		bound[ix.owner[j]].add(ix.unbinds[j]...)
+	}
+	ix.args = map[*Scope]map[string][]string{}
+	for _, sc := range defs {
+		for name, vs := range values[sc] {
+			if vs[""] || bound[sc][name] {
+				continue
+			}
+			if ix.args[sc] == nil {
+				ix.args[sc] = map[string][]string{}
+			}
+			ix.args[sc][name] = vs.sorted()
+		}
+	}
+}
+
+// callSite is a call by name in the text: the logical line and the index
+// of the name's token.
+type callSite struct{ stmt, tok int }
+
+// calledOnly lists the module's functions every call of which the text
+// shows: an undecorated def of the module (not a dunder), the only
+// statement binding its name (FixedFunctions), a name the text uses
+// nowhere but right before a call's bracket (`f(`, not another object's
+// attribute `x.f(`), and those calls. Nil where the program may bind names
+// its text does not show (ModuleOpen: exec, globals(), a module's
+// namespace).
+func (ix *Index) calledOnly() (map[string]*Scope, []callSite) {
+	if ix.ModuleOpen() {
+		return nil, nil
+	}
+	defs := map[string]*Scope{}
+	for _, f := range ix.FixedFunctions() {
+		for _, sc := range ix.Module.Children {
+			if sc.Kind == Function && sc.Name == f && sc.First == sc.Line && !isDunder(f) {
+				defs[f] = sc
+			}
+		}
+	}
+	var sites []callSite
+	for j, l := range ix.stmts {
+		for i, t := range l.toks {
+			if prev := tokenText(l.toks, i-1); defs[t.text] == nil || t.kind != tName || prev == "." || prev == "def" {
+				continue // another object's attribute, a def of the name
+			}
+			if tokenText(l.toks, i+1) != "(" {
+				delete(defs, t.text)
+				continue
+			}
+			sites = append(sites, callSite{j, i})
+		}
+	}
+	return defs, slices.DeleteFunc(sites, func(c callSite) bool { return defs[ix.stmts[c.stmt].toks[c.tok].text] == nil })
+}
+
+// NoEscape reports whether no exception can leave a frame of function sc
+// but into the module's frame, and from there out of the run: sc is a
+// function every call of which the text shows (calledOnly) that neither
+// yields nor awaits, and each of those calls is in a statement outside any
+// try or with statement's body, run by the module, by another such
+// function or by a list, set or dict comprehension of theirs. In a run
+// that ends normally (a script the data keeps) such a frame ends only at
+// its normal ends (EndLines). False for every function where the text
+// names a way to end a run that counts as normal (exit, quit, SystemExit,
+// KeyboardInterrupt) or to catch an exception elsewhere (atexit, signal,
+// threads, suppress, excepthook, a doctest's or a unit test's runner).
+//
+// Why: r from the first line of a script's main() answered a return on
+// its print line, where only an exception could end it.
+func (ix *Index) NoEscape(sc *Scope) bool {
+	ix.escapeOnce.Do(ix.readNoEscape)
+	return ix.noEscape[sc]
+}
+
+// MayExitByRaise reports whether the text names a way to end a run by an
+// exception that the tracer may count as a normal end: exit, quit,
+// SystemExit, KeyboardInterrupt, or a library that raises SystemExit
+// (unittest.main, argparse's and optparse's help and errors). Only then
+// may an exception leave a script's module frame in a run that ends
+// normally.
+func (ix *Index) MayExitByRaise() bool {
+	return ix.namesAnywhere("exit", "quit", "_exit", "SystemExit", "KeyboardInterrupt", "unittest", "argparse", "optparse", "getopt")
+}
+
+// readNoEscape finds NoEscape's functions: the largest set of calledOnly
+// functions whose calls all come from the module or from the set (a
+// recursive call keeps a function in it: an exception that leaves the
+// innermost frame leaves each one around it the same way).
+func (ix *Index) readNoEscape() {
+	if ix.MayExitByRaise() || ix.namesAnywhere("BaseException", "GeneratorExit", "atexit", "signal", "threading", "Thread",
+		"suppress", "excepthook", "concurrent", "multiprocessing", "asyncio", "doctest", "unittest", "pytest", "timeit") {
+		return
+	}
+	defs, sites := ix.calledOnly()
+	in := map[*Scope]bool{}
+	for _, sc := range defs {
+		if !sc.Async && !ix.yields(sc) {
+			in[sc] = true
+		}
+	}
+	runner := func(sc *Scope) bool { // code whose exceptions go on to the caller's statement
+		if sc.Kind == Comprehension && sc.Name != "<genexpr>" {
+			sc = sc.Parent
+		}
+		return sc == ix.Module || in[sc]
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, c := range sites {
+			t := ix.stmts[c.stmt].toks[c.tok]
+			sc := defs[t.text]
+			deferred := slices.ContainsFunc(ix.RunsOn(t.line), func(s *Scope) bool { return s.Kind == Lambda || s.Name == "<genexpr>" })
+			if in[sc] && (deferred || !runner(ix.owner[c.stmt]) || ix.guarded(c.stmt)) {
+				delete(in, sc)
+				changed = true
+			}
+		}
+	}
+	ix.noEscape = in
+}
+
+// guarded reports whether logical line j is a try or with statement or
+// lies in one's body (or header), within its scope: an exception raised
+// there may be caught or suppressed.
+func (ix *Index) guarded(j int) bool {
+	owner, indent := ix.owner[j], ix.stmts[j].indent+1
+	for k := j; k >= 0; k-- {
+		l := ix.stmts[k]
+		if owner != ix.Module && l.first < owner.Body {
+			return false // the scope's first statement is behind
+		}
+		if ix.owner[k] != owner || l.indent >= indent {
+			continue
+		}
+		switch ix.StatementKeyword(l.first) {
+		case "try", "with":
+			return true
+		}
+		if indent = l.indent; indent == 0 {
+			return false
+		}
+	}
+	return false
+}
+
+// argParam is a def's parameter and its default's tokens (nil: none).
+type argParam struct {
+	name  string
+	deflt []token
+}
+
+// callArgs reads a call's arguments (the tokens inside its brackets) to a
+// def with parameters ps: the repr of the literal each parameter gets
+// ("" for another value). Nil, true for a call that raises a TypeError
+// (no frame); nil, false for one whose arguments the text does not show
+// (*args, **kwargs).
+func callArgs(args []token, ps []argParam) (map[string]string, bool) {
+	passed := map[string]string{}
+	literal := func(toks []token) string {
+		neg := len(toks) == 2 && toks[0].kind == tOp && toks[0].text == "-"
+		if len(toks) != 1 && !neg {
+			return ""
+		}
+		r, _ := literalRepr(toks[len(toks)-1], neg)
+		return r
+	}
+	given := func(name string, value []token) bool {
+		if _, twice := passed[name]; twice || !slices.ContainsFunc(ps, func(p argParam) bool { return p.name == name }) {
+			return false
+		}
+		passed[name] = literal(value)
+		return true
+	}
+	positional := 0
+	for _, part := range splitTop(args, ",") {
+		switch {
+		case len(part) == 0: // f() or a trailing comma
+		case part[0].kind == tOp && (part[0].text == "*" || part[0].text == "**"):
+			return nil, false
+		case len(part) > 1 && part[0].kind == tName && part[1].kind == tOp && part[1].text == "=":
+			if !given(part[0].text, part[2:]) {
+				return nil, true
+			}
+		default:
+			if positional >= len(ps) || !given(ps[positional].name, part) {
+				return nil, true
+			}
+			positional++
+		}
+	}
+	for _, p := range ps {
+		if _, ok := passed[p.name]; !ok {
+			if p.deflt == nil {
+				return nil, true // a missing argument
+			}
+			passed[p.name] = literal(p.deflt)
+		}
+	}
+	return passed, true
+}
+
+// tokenText is the text of toks[i], "" out of range.
+func tokenText(toks []token, i int) string {
+	if i < 0 || i >= len(toks) {
+		return ""
+	}
+	return toks[i].text
 }

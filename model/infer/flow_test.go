@@ -198,7 +198,7 @@ func TestPassedAndAheadHoldOnRealTraces(t *testing.T) {
 func TestSilentHoldsOnRealTraces(t *testing.T) {
 	tr, programs := realTracePrograms(t)
 	defer tr.Close()
-	silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, byModule, assigned, loops, ahead, selves, afterCall, endsRight, events := 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+	silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, byModule, assigned, loops, ahead, selves, args, afterCall, endsRight, escapeFree, caught, sureBound, callerKept, events := 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 	for _, prog := range programs {
 		trace, err := tr.Trace(context.Background(), prog)
 		if err != nil {
@@ -264,6 +264,55 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 					returnLines++
 					if ret := trace.States[r]; !slices.Contains(lines, ret.Lineno) {
 						t.Errorf("%s: after the call of %s on line %d the frame returns on line %d, not on CallReturnLines %v", prog.Path, s.Function, s.Lineno, ret.Lineno, lines)
+					}
+				}
+			}
+			if lines := ix.EscapeFreeEndLines(s.Lineno, s.Event == tracer.EventCall); (s.Event == tracer.EventLine || s.Event == tracer.EventCall) && lines != nil && trace.Exit.Kind == tracer.ExitNormal {
+				if r, ok := returnAt[i]; ok {
+					escapeFree++
+					if ret := trace.States[r]; !slices.Contains(lines, ret.Lineno) {
+						t.Errorf("%s: after the %s event on line %d (%q) the frame of %s, which NoEscape says no exception leaves, returns on line %d, not on EscapeFreeEndLines %v", prog.Path, s.Event, s.Lineno, ix.Line(s.Lineno), s.Function, ret.Lineno, lines)
+					}
+				}
+			}
+			if binds := scopes.sureBindsAt(s.Lineno, len(s.Locals) > 0); s.Event == tracer.EventLine && binds != nil && ix.Owner(s.Lineno).Name == s.Function {
+				if next := nextOfFrame(trace.States, i); next >= 0 && trace.States[next].Event == tracer.EventLine {
+					for _, name := range binds {
+						sureBound++
+						if _, ok := trace.States[next].Locals.Get(name); !ok {
+							t.Errorf("%s: after line %d (%q) the next line event of %s (line %d) lacks %s of SureBinds %v", prog.Path, s.Lineno, s.Src, s.Function, trace.States[next].Lineno, name, binds)
+						}
+					}
+				}
+			}
+			if s.Event == tracer.EventReturn && i+1 < len(trace.States) && trace.States[i+1].Event == tracer.EventLine {
+				// back in the caller: what it held on the line that called, and what that line binds
+				c := i - 1
+				for c >= 0 && !(trace.States[c].Frame == s.Frame && trace.States[c].Event == tracer.EventCall) {
+					c--
+				}
+				if c > 0 {
+					at, next := trace.States[c-1], trace.States[i+1]
+					if binds := scopes.sureBindsAt(at.Lineno, len(at.Locals) > 0); at.Event == tracer.EventLine && at.Frame == next.Frame && binds != nil && ix.Owner(at.Lineno).Name == at.Function {
+						for _, v := range at.Locals {
+							if !ix.MayUnbind(v.Name) {
+								binds = append(binds, v.Name)
+							}
+						}
+						for _, name := range binds {
+							callerKept++
+							if _, ok := next.Locals.Get(name); !ok {
+								t.Errorf("%s: after %s returned to line %d (%q), the caller's next line event (line %d) lacks %s", prog.Path, s.Function, at.Lineno, at.Src, next.Lineno, name)
+							}
+						}
+					}
+				}
+			}
+			if s.Event == tracer.EventException && trace.Exit.Kind == tracer.ExitNormal && scopes.caught(s.Src) {
+				if next := nextOfFrame(trace.States, i); next >= 0 {
+					caught++
+					if ends, ok := scopes.endsAfter(s.Src); trace.States[next].Event == tracer.EventReturn && (!scopes.forHeader(s.Src) || !ok || !ends.contains(s.Src)) {
+						t.Errorf("%s: the exception event on line %d (%q) of %s, which caught says its frame catches, is followed by its frame's return, on no line it may end on", prog.Path, s.Lineno, s.Src, s.Function)
 					}
 				}
 			}
@@ -370,10 +419,17 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 			}
 			if s.Event == tracer.EventLine || s.Event == tracer.EventCall {
 				for _, sc := range append(ix.RunsOn(s.Lineno), ix.Opens(s.Lineno)...) {
-					if param, repr, ok := ix.SelfRepr(sc); ok && sc.Name == s.Function {
-						selves++
-						if v, has := s.Locals.Get(param); !has || v != repr {
-							t.Errorf("%s: the %s event of %s on line %d shows %s = %q, where SelfRepr gives %s", prog.Path, s.Event, s.Function, s.Lineno, param, v, repr)
+					if sc.Name != s.Function {
+						continue
+					}
+					for param, reprs := range ix.ArgReprs(sc) {
+						if _, _, self := ix.SelfRepr(sc); self {
+							selves++
+						} else {
+							args++
+						}
+						if v, has := s.Locals.Get(param); !has || !slices.Contains(reprs, v) {
+							t.Errorf("%s: the %s event of %s on line %d shows %s = %q, where ArgReprs gives %q", prog.Path, s.Event, s.Function, s.Lineno, param, v, reprs)
 						}
 					}
 				}
@@ -389,11 +445,22 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 			events++
 		}
 	}
-	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent, %d dead, %d quiet; %d line events of a certain call, %d of none; %d calls to a known first line; %d returns of a name; %d returns whose value the text fixes; %d returns on ReturnLines; %d calls of defs only the module calls; %d assignments of a literal or a value the locals fix and appends; %d loop headers' locals known from the next line's; %d steps from a loop's or branch's header known ahead; %d method frames' self; %d first lines after a call; %d returns right after a line",
-		len(programs), events, silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, byModule, assigned, loops, ahead, selves, afterCall, endsRight)
-	if selves < 50 || afterCall < 50 || endsRight < 50 || silent < 50 || dead < 4 || quiet < 50 || calls < 50 || noCalls < 50 || entries < 50 || returned < 50 || fixed < 50 || returnLines < 50 || byModule < 20 || assigned < 50 {
+	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent, %d dead, %d quiet; %d line events of a certain call, %d of none; %d calls to a known first line; %d returns of a name; %d returns whose value the text fixes; %d returns on ReturnLines; %d calls of defs only the module calls; %d assignments of a literal or a value the locals fix and appends; %d loop headers' locals known from the next line's; %d steps from a loop's or branch's header known ahead; %d method frames' self; %d literal arguments; %d first lines after a call; %d returns right after a line; %d returns of frames no exception leaves; %d exceptions caught; %d names a line surely binds; %d names a caller keeps",
+		len(programs), events, silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, byModule, assigned, loops, ahead, selves, args, afterCall, endsRight, escapeFree, caught, sureBound, callerKept)
+	if selves < 50 || args < 50 || escapeFree < 50 || caught < 5 || sureBound < 50 || callerKept < 50 || afterCall < 50 || endsRight < 50 || silent < 50 || dead < 4 || quiet < 50 || calls < 50 || noCalls < 50 || entries < 50 || returned < 50 || fixed < 50 || returnLines < 50 || byModule < 20 || assigned < 50 {
 		t.Fatalf("too few silent or quiet lines checked: %d, %d", silent, quiet)
 	}
+}
+
+// nextOfFrame is the index of the next state after i in i's frame, -1 if
+// none.
+func nextOfFrame(states []tracer.State, i int) int {
+	for j := i + 1; j < len(states); j++ {
+		if states[j].Frame == states[i].Frame {
+			return j
+		}
+	}
+	return -1
 }
 
 // TestModuleNamesInBindingOrder: a module frame lists its names in the
@@ -467,16 +534,17 @@ func TestStepBackToTheCall(t *testing.T) {
 	}
 }
 
-// TestSelfValues: a method's frame shows its first parameter as its
-// class's instance (pysource's SelfRepr), on a call, a line frame whose
-// lines are all the method's, and an inverse frame; elsewhere the value is
-// free.
-func TestSelfValues(t *testing.T) {
+// TestArgValues: a method's frame shows its first parameter as its
+// class's instance, and a function's frame a parameter every call passes a
+// literal as one of those literals (pysource's ArgReprs), on a call, a line
+// frame whose lines are all the function's, and an inverse frame;
+// elsewhere the value is free.
+func TestArgValues(t *testing.T) {
 	src := "class Account:\n    def withdraw(self, n):\n        self.n = n\n        return n\n\nclass Funds(Exception):\n    def why(self):\n        return 1\n\na = Account()\na.withdraw(2)\n"
 	step := func(frame, action string) string { return stepPrompt(src, frame, action) }
 	obj := `"<__main__.Account object at 0x0>"`
 	call := `<|call_sep|><|src_sep|>    def withdraw(self, n):<|arg_sep|>{"self": ` + obj + `, "n": "2"}<|action_sep|>`
-	checkJSONRule(t, (*programRules).selfAllowed, []jsonRuleCase{
+	checkJSONRule(t, (*programRules).argsAllowed, []jsonRuleCase{
 		{step(`<|line_sep|><|arg_sep|>{"..": ".."}<|src_sep|>a.withdraw(2)<|action_sep|>`, format.TokStepInto), `<|call_sep|><|src_sep|>    def withdraw(self, n):<|arg_sep|>{"self": ` + obj, true},
 		{step(`<|line_sep|><|arg_sep|>{"..": ".."}<|src_sep|>a.withdraw(2)<|action_sep|>`, format.TokStepInto), `<|call_sep|><|src_sep|>    def withdraw(self, n):<|arg_sep|>{"self": "<__main__.Acc`, true},
 		{step(`<|line_sep|><|arg_sep|>{"..": ".."}<|src_sep|>a.withdraw(2)<|action_sep|>`, format.TokStepInto), `<|call_sep|><|src_sep|>    def withdraw(self, n):<|arg_sep|>{"self": "<__main__.Funds object at 0x0>"`, false},
@@ -488,6 +556,80 @@ func TestSelfValues(t *testing.T) {
 		{step(`<|inv_line_sep|><|src_sep|>        return 1<|arg_sep|>{}<|action_sep|>`, format.TokInvStepInto), `<|inv_call_sep|><|src_sep|>    def why(self):<|arg_sep|>{"self": "Funds()"`, true},
 		// the module's frame: free
 		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>a = Account()<|action_sep|>`, format.TokStepOver), `<|line_sep|><|arg_sep|>{"self": "1"`, true},
+	})
+	src = "def find(items, target):\n    lo = 0\n    return lo\n\ndata = [1, 7]\nfind(data, 7)\nfind(data, 1)\n"
+	step = func(frame, action string) string { return stepPrompt(src, frame, action) }
+	checkJSONRule(t, (*programRules).argsAllowed, []jsonRuleCase{
+		{step(`<|line_sep|><|arg_sep|>{"..": ".."}<|src_sep|>find(data, 7)<|action_sep|>`, format.TokStepInto), `<|call_sep|><|src_sep|>def find(items, target):<|arg_sep|>{"items": "[1, 7]", "target": "7"}`, true},
+		{step(`<|line_sep|><|arg_sep|>{"..": ".."}<|src_sep|>find(data, 7)<|action_sep|>`, format.TokStepInto), `<|call_sep|><|src_sep|>def find(items, target):<|arg_sep|>{"items": "[1, 7]", "target": "0"`, false},
+		// either call's literal, on a forward line frame of find and an inverse one
+		{step(`<|call_sep|><|src_sep|>def find(items, target):<|arg_sep|>{"items": "[1, 7]", "target": "1"}<|action_sep|>`, format.TokStepInto), `<|line_sep|><|arg_sep|>{"items": "[1, 7]", "target": "1"`, true},
+		{step(`<|call_sep|><|src_sep|>def find(items, target):<|arg_sep|>{"items": "[1, 7]", "target": "1"}<|action_sep|>`, format.TokStepInto), `<|line_sep|><|arg_sep|>{"items": "[1, 7]", "target": "2"`, false},
+		{step(`<|inv_line_sep|><|src_sep|>    return lo<|arg_sep|>{}<|action_sep|>`, format.TokInvStepInto), `<|inv_line_sep|><|src_sep|>    lo = 0<|arg_sep|>{"items": "[1, 7]", "target": "7"}`, true},
+		{step(`<|inv_line_sep|><|src_sep|>    return lo<|arg_sep|>{}<|action_sep|>`, format.TokInvStepInto), `<|inv_line_sep|><|src_sep|>    lo = 0<|arg_sep|>{"items": "[1, 7]", "target": "17"}`, false},
+		// items is passed a variable: free; the module's frame: free
+		{step(`<|inv_line_sep|><|src_sep|>    return lo<|arg_sep|>{}<|action_sep|>`, format.TokInvStepInto), `<|inv_line_sep|><|src_sep|>    lo = 0<|arg_sep|>{"items": "[2]"`, true},
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>data = [1, 7]<|action_sep|>`, format.TokStepOver), `<|line_sep|><|arg_sep|>{"target": "3"`, true},
+	})
+}
+
+// TestOneFrameKeys: a line that runs a comprehension or a lambda fires
+// the events of two frames; once a frame's keys show which one it is, its
+// other keys are that frame's names.
+func TestOneFrameKeys(t *testing.T) {
+	src := "cache = {}\nvalues = [cache.get(i) for i in range(3)]\nkey = sorted(values, key=lambda s: -s)\nprint(values)\n"
+	step := func(frame, action string) string { return stepPrompt(src, frame, action) }
+	back := `<|inv_line_sep|><|src_sep|>print(values)<|arg_sep|>{"..": ".."}<|action_sep|>`
+	// the last key of answer, written after what comes before it
+	lastKey := func(r *programRules, answer, json string) bool {
+		at := strings.LastIndex(answer, `", "`) + 3
+		cur := answer[:at]
+		return r.keysAllowed(r.oneFrame(cur, r.namesFor(cur)), cur[strings.LastIndex(cur, format.TokArgSep)+len(format.TokArgSep):], json)
+	}
+	checkJSONRule(t, lastKey, []jsonRuleCase{
+		{step(back, format.TokInvStepInto), `<|inv_line_sep|><|src_sep|>key = sorted(values, key=lambda s: -s)<|arg_sep|>{"cache": "{}", "values": "[None, None, None]"`, true},
+		{step(back, format.TokInvStepInto), `<|inv_line_sep|><|src_sep|>key = sorted(values, key=lambda s: -s)<|arg_sep|>{"cache": "{}", "s": "1"`, false},
+		{step(back, format.TokInvStepInto), `<|inv_line_sep|><|src_sep|>key = sorted(values, key=lambda s: -s)<|arg_sep|>{"s": "1", "cache": "{}"`, false},
+		{step(back, format.TokInvStepInto), `<|inv_line_sep|><|src_sep|>values = [cache.get(i) for i in range(3)]<|arg_sep|>{"cache": "{}", "i": "2"`, false},
+		{step(back, format.TokInvStepInto), `<|inv_line_sep|><|src_sep|>values = [cache.get(i) for i in range(3)]<|arg_sep|>{".0": "<range_iterator object at 0x0>", "i": "2"`, true},
+		{step(back, format.TokInvStepInto), `<|inv_line_sep|><|src_sep|>values = [cache.get(i) for i in range(3)]<|arg_sep|>{"i": "2", "..": ".."`, true},
+	})
+}
+
+// TestNewNames: a step from a line whose statement binds a name the
+// frame lacks answers a line frame that shows it (before "..", before the
+// object closes); a name the frame had may stay elided, and a class's line
+// the class body may also be on, with nothing bound yet, has no rule. A
+// step from a return the prompt followed from its caller's line answers the
+// caller's names.
+func TestNewNames(t *testing.T) {
+	src := "import os\ndef f(items):\n    node = items[0]\n    while node:\n        node = None\n    return node\nclass A:\n    x = 1\nprint(f([1]), A.x)\n"
+	step := func(frame, action string) string { return stepPrompt(src, frame, action) }
+	call := `<|call_sep|><|src_sep|>def f(items):<|arg_sep|>{"items": "[1]"}<|action_sep|><|step_into|><|frame_sep|>`
+	first := call + `<|line_sep|><|arg_sep|>{"..": ".."}<|src_sep|>    node = items[0]<|action_sep|>`
+	again := call + `<|line_sep|><|arg_sep|>{"node": "1", "..": ".."}<|src_sep|>        node = None<|action_sep|>`
+	module := `<|call_sep|><|src_sep|><|arg_sep|>{}<|action_sep|><|step_into|><|frame_sep|>`
+	checkJSONRule(t, (*programRules).boundAllowed, []jsonRuleCase{
+		{step(first, format.TokStepOver), `<|line_sep|><|arg_sep|>{"..": ".."}`, false},
+		{step(first, format.TokStepInto), `<|line_sep|><|arg_sep|>{"items": "[1]"}`, false},
+		{step(first, format.TokStepOver), `<|line_sep|><|arg_sep|>{"node": "1", "..": ".."}`, true},
+		{step(first, format.TokStepOver), `<|line_sep|><|arg_sep|>{"items": "[2]", "no`, true},
+		{step(again, format.TokStepOver), `<|line_sep|><|arg_sep|>{"..": ".."}`, true},
+		{step(module+`<|line_sep|><|arg_sep|>{"os": "<module 'os' (frozen)>", "f": "<function f at 0x0>"}<|src_sep|>class A:<|action_sep|>`, format.TokStepOver), `<|line_sep|><|arg_sep|>{"..": ".."}`, false},
+		{step(module+`<|line_sep|><|arg_sep|>{"os": "<module 'os' (frozen)>", "f": "<function f at 0x0>"}<|src_sep|>class A:<|action_sep|>`, format.TokStepOver), `<|line_sep|><|arg_sep|>{"A": "<class '__main__.A'>", "..": ".."}`, true},
+		{step(module+`<|line_sep|><|arg_sep|>{}<|src_sep|>class A:<|action_sep|>`, format.TokStepOver), `<|line_sep|><|arg_sep|>{}`, true},
+	})
+	// from f's return, back in the module (shown whole): every name it had
+	mod := `{"os": "<module 'os' (frozen)>", "f": "<function f at 0x0>", "A": "<class '__main__.A'>"}`
+	returned := module + `<|line_sep|><|arg_sep|>` + mod + `<|src_sep|>print(f([1]), A.x)<|action_sep|><|step_into|><|frame_sep|>` +
+		`<|call_sep|><|src_sep|>def f(items):<|arg_sep|>{"items": "[1]"}<|action_sep|><|step_return|><|frame_sep|>` +
+		`<|return_sep|><|src_sep|>    return node<|arg_sep|>"None"<|action_sep|>`
+	checkJSONRule(t, (*programRules).boundAllowed, []jsonRuleCase{
+		{step(returned, format.TokStepOver), `<|line_sep|><|arg_sep|>{"os": "<module 'os' (frozen)>", "f": "<function f at 0x0>"}`, false},
+		{step(returned, format.TokStepOver), `<|line_sep|><|arg_sep|>` + mod, true},
+		// the call reached by a breakpoint: the stack is not followed
+		{step(strings.Replace(returned, "<|step_into|><|frame_sep|><|call_sep|>", "<|breakpoint|>def f(items):<|frame_sep|><|call_sep|>", 1), format.TokStepOver),
+			`<|line_sep|><|arg_sep|>{"os": "<module 'os' (frozen)>", "f": "<function f at 0x0>"}`, true},
 	})
 }
 
@@ -713,7 +855,7 @@ func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 		"def outer():\n    n = 0\n    def inc():\n        nonlocal n\n        n += 1\n    inc()\n    m = n\n    if any((w := v) > 1 for v in (1, 2)):\n        m = w\n    return m\n" +
 		"for k in range(3):\n    if k:\n        late = k\n    print(outer())\n"})
 	events, sureRuled, sureNames, possRuled, possNames, modules, fixedValues, ordered := 0, 0, 0, 0, 0, 0, 0, 0
-	firstRuled, firstNames, callNames, callPossible := 0, 0, 0, 0
+	firstRuled, firstNames, callNames, callPossible, grouped := 0, 0, 0, 0, 0
 	for _, prog := range programs {
 		trace, err := tr.Trace(context.Background(), prog)
 		if err != nil {
@@ -725,6 +867,7 @@ func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 		order := ix.ModuleBindOrder()
 		type rule struct {
 			sure, may []string
+			groups    [][]string
 			ok        bool
 		}
 		rules := map[int]rule{}
@@ -754,6 +897,7 @@ func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 			if !seen {
 				r.sure = ix.SureLocals(s.Lineno)
 				r.may, r.ok = ix.PossibleLocals(s.Lineno)
+				r.groups, _ = ix.PossibleLocalGroups(s.Lineno, false)
 				rules[s.Lineno] = r
 			}
 			if len(r.sure) > 0 {
@@ -804,6 +948,14 @@ func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 			}
 			possRuled++
 			possNames += len(r.may)
+			if len(r.groups) > 1 {
+				grouped++
+				if !slices.ContainsFunc(r.groups, func(g []string) bool {
+					return !slices.ContainsFunc(s.Locals, func(v tracer.Var) bool { return !slices.Contains(g, v.Name) })
+				}) {
+					t.Errorf("%s: line %d (%q) in %s holds %v, no one group of PossibleLocalGroups %q", prog.Path, s.Lineno, s.Src, s.Function, s.Locals, r.groups)
+				}
+			}
 			for _, v := range s.Locals {
 				if !slices.Contains(r.may, v.Name) {
 					t.Errorf("%s: line %d (%q) in %s holds %q, not in PossibleLocals %v", prog.Path, s.Lineno, s.Src, s.Function, v.Name, r.may)
@@ -822,10 +974,10 @@ func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d first line events of a frame on their line checked against FirstLocals (%d names fewer than PossibleLocals); %d parameters of calls (CallLocals); %d names of calls (CallPossible)", firstRuled, firstNames, callNames, callPossible)
+	t.Logf("%d first line events of a frame on their line checked against FirstLocals (%d names fewer than PossibleLocals); %d parameters of calls (CallLocals); %d names of calls (CallPossible); %d line events on lines of more than one frame held to one (PossibleLocalGroups)", firstRuled, firstNames, callNames, callPossible, grouped)
 	t.Logf("%d programs, %d line events: %d with sure names (%d names), %d with possible names (%d names); %d imported modules' values, %d fixed functions', classes' and instances'; %d module names in a fixed order",
 		len(programs), events, sureRuled, sureNames, possRuled, possNames, modules, fixedValues, ordered)
-	if sureRuled < events/2 || possRuled < events/2 || callNames < 1000 || callPossible < 1000 {
+	if sureRuled < events/2 || possRuled < events/2 || callNames < 1000 || callPossible < 1000 || grouped < 100 {
 		t.Fatalf("only %d and %d of %d line events checked", sureRuled, possRuled, events)
 	}
 }
@@ -1182,6 +1334,57 @@ func TestReturnLinesRule(t *testing.T) {
 	}
 }
 
+// TestEscapeFreeReturns: in a script, after step_return from a line or
+// the call of a function no exception can leave but into the module (and
+// the run: pysource's NoEscape), the return is on one of its normal ends
+// (EndLines), not a line that could only end it by raising, and a step from
+// such a frame's exception event (or the module's) answers no return; a
+// function called in a try, or any function of a program entered at a
+// call, may still return where it raises.
+func TestEscapeFreeReturns(t *testing.T) {
+	src := "def main():\n    nums = [1, 2]\n    print(nums)\n    return len(nums)\n\ndef risky(x):\n    print(x)\n    return x\n\nmain()\ntry:\n    risky(1)\nexcept ValueError:\n    pass\n"
+	script := `<|call_sep|><|src_sep|><|arg_sep|>{}<|action_sep|><|step_into|><|frame_sep|>`
+	for _, tc := range []struct {
+		name, frame string
+		lines       map[string]bool
+	}{
+		{"main's line", script + `<|line_sep|><|arg_sep|>{}<|src_sep|>    nums = [1, 2]<|action_sep|>`,
+			map[string]bool{"    return len(nums)": true, "    print(nums)": false, "    nums = [1, 2]": false}},
+		{"main's call", script + `<|call_sep|><|src_sep|>def main():<|arg_sep|>{}<|action_sep|>`,
+			map[string]bool{"    return len(nums)": true, "    print(nums)": false}},
+		{"risky, called in a try", script + `<|line_sep|><|arg_sep|>{"x": "1"}<|src_sep|>    print(x)<|action_sep|>`,
+			map[string]bool{"    return x": true, "    print(x)": true}},
+		{"main, entered at a call", `<|line_sep|><|arg_sep|>{}<|src_sep|>    nums = [1, 2]<|action_sep|>`,
+			map[string]bool{"    return len(nums)": true, "    print(nums)": true}},
+	} {
+		r := promptRules(nil, stepPrompt(src, tc.frame, format.TokStepReturn))
+		for line, ok := range tc.lines {
+			if got := r.linesFor(format.TokReturnSep + format.TokSrcSep).contains(line); got != ok {
+				t.Errorf("%s: a return on %q allowed = %v, want %v", tc.name, line, got, ok)
+			}
+		}
+	}
+	// a step from an exception event that frame catches: a handler's line
+	// comes next, never the frame's return
+	for _, tc := range []struct {
+		name, frame string
+		refused     bool
+	}{
+		{"the module's, in a script", script + `<|exception_sep|><|src_sep|>    risky(1)<|arg_sep|>"ValueError()"<|action_sep|>`, true},
+		{"main's, in a script", script + `<|exception_sep|><|src_sep|>    print(nums)<|arg_sep|>"ValueError()"<|action_sep|>`, true},
+		{"risky's, called in a try", script + `<|exception_sep|><|src_sep|>    print(x)<|arg_sep|>"ValueError()"<|action_sep|>`, false},
+		{"main's, entered at a call", `<|exception_sep|><|src_sep|>    print(nums)<|arg_sep|>"ValueError()"<|action_sep|>`, false},
+	} {
+		for _, action := range []string{format.TokStepInto, format.TokStepOver} {
+			r := promptRules(nil, stepPrompt(src, tc.frame, action))
+			returns, ruled := r.scope[format.TokReturnSep]
+			if refused := ruled && len(returns) == 0; refused != tc.refused {
+				t.Errorf("%s %s: the return refused %v, want %v", tc.name, action, refused, tc.refused)
+			}
+		}
+	}
+}
+
 // TestScriptEndsNormally: a script's exit frame is exit_normal (as its
 // module's return is where it ends: EndLines); a program entered at a
 // call (its exceptions are data) may end in any exit.
@@ -1226,6 +1429,8 @@ func TestBackStepLosesName(t *testing.T) {
 			format.TokInvStepInto, `<|inv_line_sep|><|src_sep|>x = 1<|arg_sep|>`, true},
 		{"a loop may hold it", `<|line_sep|><|arg_sep|>{"math": "<module 'math'>", "x": "1", "i": "0", "y": "0"}<|src_sep|>for i in range(2):<|action_sep|>`,
 			format.TokInvStepOver, `<|inv_line_sep|><|src_sep|>    y = i<|arg_sep|>`, false},
+		{"to the line that made a call", `<|line_sep|><|arg_sep|>{"math": "<module 'math'>", "x": "1", "i": "1", "y": "2", "doctest": "<module 'doctest'>", "f": "<function f at 0x0>"}<|src_sep|>y = f(2)<|action_sep|>`,
+			format.TokInvStepOver, `<|inv_line_call_sep|><|src_sep|>doctest.testmod()<|arg_sep|>`, true},
 		{"back from a call: another frame", `<|inv_call_sep|><|src_sep|>def f(a):<|arg_sep|>{"a": "1"}<|action_sep|>`,
 			format.TokInvStepInto, `<|inv_line_sep|><|src_sep|>y = f(2)<|arg_sep|>`, true},
 		{"forward steps elide", `<|line_sep|><|arg_sep|>{"math": "<module 'math'>", "x": "1"}<|src_sep|>x = 1<|action_sep|>`,

@@ -49,8 +49,9 @@ func (p *Predictor) programAllowed(cur string, id int, r *programRules) bool {
 		return strings.HasPrefix(want, json+p.texts[id])
 	case last == format.TokArgSep && !p.tok.IsSpecial(int32(id)):
 		json := cur[strings.LastIndex(cur, format.TokArgSep)+len(format.TokArgSep):]
-		names := r.namesFor(cur)
-		return r.keysAllowed(names, json, json+p.texts[id]) && r.fixedAllowed(cur, json+p.texts[id]) && r.selfAllowed(cur, json+p.texts[id]) &&
+		names := r.oneFrame(cur, r.namesFor(cur))
+		return r.keysAllowed(names, json, json+p.texts[id]) && r.fixedAllowed(cur, json+p.texts[id]) && r.argsAllowed(cur, json+p.texts[id]) &&
+			r.boundAllowed(cur, json+p.texts[id]) &&
 			r.wholeAllowed(cur, json+p.texts[id]) && r.orderAllowed(cur, json+p.texts[id], names)
 	}
 	return true
@@ -98,22 +99,96 @@ func leadsTo(s, want string, closed bool) bool {
 	return closed && s == want || !closed && strings.HasPrefix(want, s)
 }
 
-// selfAllowed checks, in the LOCALS (json) of a method's frame, the value
-// of its first parameter where pysource's SelfRepr fixes it: a frame is a
-// method's when its line is (a call's or an inverse frame's, written
-// before its LOCALS) or, for a forward line frame, when every line the
-// rules leave it is in one.
-func (r *programRules) selfAllowed(cur, json string) bool {
+// oneFrame narrows names, the keys a line frame may hold (namesFor), to
+// those of the frames that may hold every key it has written: a line may
+// fire the events of more than one frame (a comprehension's, a lambda's, a
+// def's first line: pysource's PossibleLocalGroups), and one frame's
+// locals are its own names only. A frame's line is known where it is
+// written first (an inverse line frame) or where the rules leave a forward
+// line frame one line's text.
+func (r *programRules) oneFrame(cur string, names sortedSet) sortedSet {
+	if r == nil || names == nil {
+		return names
+	}
+	var src string
+	switch {
+	case strings.HasPrefix(cur, format.TokLineSep):
+		lines := r.linesFor(format.TokLineSep)
+		if len(lines) != 1 {
+			return names
+		}
+		src = lines[0]
+	case strings.HasPrefix(cur, format.TokInvLineSep) || strings.HasPrefix(cur, format.TokInvLineCallSep):
+		var ok bool
+		if src, ok = headSrc(cur); !ok {
+			return names
+		}
+	default:
+		return names
+	}
+	keys := closedKeys(cur)
+	groups := r.scopes.heldGroups(src, r.freshBreak)
+	if len(keys) == 0 || groups == nil {
+		return names
+	}
+	var held sortedSet
+	for _, g := range groups {
+		if allContained(g, keys) {
+			held = append(held, g...)
+		}
+	}
+	if held == nil {
+		return names
+	}
+	var out sortedSet
+	for _, n := range names {
+		if slices.Contains(held, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// boundAllowed checks that a forward line frame's LOCALS (json) show the
+// names the step binds anew (newNames) before their elision ("..") and
+// before the object closes: format.Builder writes a new name as changed.
+func (r *programRules) boundAllowed(cur, json string) bool {
+	if r == nil || len(r.bound) == 0 || !strings.HasPrefix(cur, format.TokLineSep) {
+		return true
+	}
+	var keys []string
+	shown := func() bool {
+		return !slices.ContainsFunc(r.bound, func(name string) bool { return !slices.Contains(keys, name) })
+	}
+	ok := objectKeys(json, func(key string, _ int, closed bool) bool {
+		if strings.HasPrefix(key, ".") && !shown() {
+			return false
+		}
+		if closed {
+			keys = append(keys, key)
+		}
+		return true
+	})
+	return ok && (!objectClosed(json) || shown())
+}
+
+// argsAllowed checks, in the LOCALS (json) of a function's frame, the
+// values of the parameters pysource's ArgReprs fixes (a method's self, an
+// argument every call passes a literal): a frame is the function's when
+// its line is (a call's or an inverse frame's, written before its LOCALS)
+// or, for a forward line frame, when every line the rules leave it is in
+// one.
+func (r *programRules) argsAllowed(cur, json string) bool {
 	if r == nil {
 		return true
 	}
-	var v selfValue
+	var v argValues
 	switch {
 	case strings.HasPrefix(cur, format.TokLineSep):
 		lines := r.linesFor(format.TokLineSep)
 		for i, l := range lines {
-			w := r.scopes.selfOf(l, false)
-			if !w.ok || i > 0 && w != v {
+			w := r.scopes.argsOf(l, false)
+			if w == nil || i > 0 && !maps.EqualFunc(v, w, slices.Equal) {
 				return true
 			}
 			v = w
@@ -123,20 +198,21 @@ func (r *programRules) selfAllowed(cur, json string) bool {
 		if !ok {
 			return true
 		}
-		v = r.scopes.selfOf(src, true)
+		v = r.scopes.argsOf(src, true)
 	case strings.HasPrefix(cur, format.TokInvLineSep) || strings.HasPrefix(cur, format.TokInvLineCallSep):
 		src, ok := headSrc(cur)
 		if !ok {
 			return true
 		}
-		v = r.scopes.selfOf(src, false)
-	default:
+		v = r.scopes.argsOf(src, false)
+	}
+	if v == nil {
 		return true
 	}
-	if !v.ok {
-		return true
-	}
-	return objectValues(json, func(key, s string, closed bool) bool { return key != v.param || leadsTo(s, v.repr, closed) })
+	return objectValues(json, func(key, s string, closed bool) bool {
+		want, ok := v[key]
+		return !ok || slices.ContainsFunc(want, func(w string) bool { return leadsTo(s, w, closed) })
+	})
 }
 
 // orderAllowed checks, in a module frame's LOCALS (json), that no key
@@ -280,7 +356,7 @@ func (r *programRules) wholeFrame(cur string) bool {
 // stepping back from `doctest.testmod()` to `import doctest` the model
 // wrote three module names and "..", where the frame shows all but doctest.
 func (r *programRules) nameGone(cur string) bool {
-	if len(r.backFrom) == 0 || !strings.HasPrefix(cur, format.TokInvLineSep) {
+	if len(r.backFrom) == 0 || !strings.HasPrefix(cur, format.TokInvLineSep) && !strings.HasPrefix(cur, format.TokInvLineCallSep) {
 		return false
 	}
 	src, ok := headSrc(cur)
@@ -436,6 +512,9 @@ type programRules struct {
 	// the names the last frame holds when the step asked goes back from a
 	// line frame into its own frame (backNames)
 	backFrom []string
+	// the names a forward line frame must show, which the step asked
+	// binds anew (newNames)
+	bound []string
 }
 
 // linesFor is the set a source line of the frame text cur may come from:
@@ -635,6 +714,7 @@ func promptRules(compiled func(src string) *pysource.Compiled, prompt string) *p
 		maps.Copy(r.values, v)
 	}
 	r.locals = r.scopes.assignedLocals(prompt)
+	r.bound = r.scopes.newNames(prompt)
 	r.memo = map[string]sortedSet{}
 	r.names = r.scopes.programNames()
 	r.fixed = r.scopes.ix.FixedReprs()

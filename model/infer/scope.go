@@ -41,29 +41,27 @@ type scopeRules struct {
 	calling    map[string]pysource.Calling // per line text: whether its lines call the program (calls)
 	sure       map[string][]string         // per line text: sureLocals
 	held       map[string]sortedSet        // per line text: heldAt
-	selves     map[string]selfValue        // per line text and frame kind: selfOf
+	groups     map[string][]sortedSet      // per line text: heldGroups
+	args       map[string]argValues        // per line text and frame kind: argsOf
 	block      map[*pysource.Scope]int
 }
 
-// selfValue is a method frame's first parameter and the value it shows
-// (pysource's SelfRepr); ok false for no rule.
-type selfValue struct {
-	param, repr string
-	ok          bool
-}
+// argValues maps a frame's parameters to the values it may show for
+// them (pysource's ArgReprs); nil for no rule.
+type argValues map[string][]string
 
-// selfOf is the selfValue every frame on a line with text src shows (a
+// argsOf is the argValues every frame on a line with text src shows (a
 // call event's frame: the function its line opens; else the one running
 // it), where all of them agree.
-func (s *scopeRules) selfOf(src string, call bool) selfValue {
+func (s *scopeRules) argsOf(src string, call bool) argValues {
 	key := src
 	if call {
 		key = "call\x00" + src
 	}
-	if v, ok := s.selves[key]; ok {
+	if v, ok := s.args[key]; ok {
 		return v
 	}
-	var v selfValue
+	var v argValues
 	seen := false
 	for n := range s.linesWith(src) {
 		scopes := s.ix.RunsOn(n)
@@ -71,16 +69,15 @@ func (s *scopeRules) selfOf(src string, call bool) selfValue {
 			scopes = s.ix.Opens(n)
 		}
 		for _, sc := range scopes {
-			param, repr, ok := s.ix.SelfRepr(sc)
-			if !ok || seen && (param != v.param || repr != v.repr) {
-				v = selfValue{}
-				s.selves[key] = v
-				return v
+			w := argValues(s.ix.ArgReprs(sc))
+			if w == nil || seen && !maps.EqualFunc(v, w, slices.Equal) {
+				s.args[key] = nil
+				return nil
 			}
-			v, seen = selfValue{param, repr, true}, true
+			v, seen = w, true
 		}
 	}
-	s.selves[key] = v
+	s.args[key] = v
 	return v
 }
 
@@ -92,7 +89,7 @@ func programScopes(code *pysource.Compiled, src string) *scopeRules {
 	ix := pysource.NewCompiled(src, code)
 	s := &scopeRules{lines: lines, ix: ix, member: make([][]int, len(lines)), opens: make([]int, len(lines)), names: map[int]sortedSet{},
 		starts: make([]bool, len(lines)), fns: ix.Functions(), block: map[*pysource.Scope]int{ix.Module: -1},
-		sure: map[string][]string{}, held: map[string]sortedSet{}, selves: map[string]selfValue{}}
+		sure: map[string][]string{}, held: map[string]sortedSet{}, groups: map[string][]sortedSet{}, args: map[string]argValues{}}
 	block, blockOf := s.block, s.blockOf
 	for b, f := range s.fns {
 		block[f] = b
@@ -239,6 +236,39 @@ func (s *scopeRules) heldAt(src string, first bool) sortedSet {
 // linesWith yields the numbers (from 1) of the program's lines whose text
 // is src: a frame shows a line by its text only, so a rule on it holds for
 // every line with that text.
+// heldGroups is heldAt frame by frame (pysource's PossibleLocalGroups):
+// the names each frame that may fire a line event on a line with text src
+// may hold, each with "..". Nil where heldAt has no rule or one frame alone
+// fires there.
+func (s *scopeRules) heldGroups(src string, first bool) []sortedSet {
+	key := src
+	if first {
+		key = "first\x00" + src
+	}
+	if groups, ok := s.groups[key]; ok {
+		return groups
+	}
+	var groups []sortedSet
+	for n := range s.linesWith(src) {
+		fresh := first && s.freshFrame(n)
+		gs, ok := s.ix.PossibleLocalGroups(n, fresh)
+		if !ok {
+			groups = nil
+			break
+		}
+		for _, g := range gs {
+			names := append(sortedSet{".."}, g...)
+			names.sort()
+			groups = append(groups, slices.Compact(names))
+		}
+	}
+	if len(groups) < 2 {
+		groups = nil
+	}
+	s.groups[key] = groups
+	return groups
+}
+
 func (s *scopeRules) linesWith(src string) iter.Seq[int] {
 	return func(yield func(int) bool) {
 		for j, l := range s.lines {
@@ -296,7 +326,7 @@ func (s *scopeRules) statementLines(j int) []int {
 // rule; nor does the module's own scope seen backwards (its call shows no
 // line).
 func (s *scopeRules) stepScopes(prompt string, script bool) map[string]sortedSet {
-	return s.withFlow(s.functionLines(prompt, script), prompt)
+	return s.withFlow(s.functionLines(prompt, script), prompt, script)
 }
 
 // functionLines is stepScopes' rule of the running function.
@@ -507,12 +537,12 @@ func (s *scopeRules) leftBehind(f format.Frame, src string) (noLine, noCall, noE
 // its copy (inv_line_call), not its own line event, and to the second no
 // copy. Where the text does not place the line (or the rule would leave
 // nothing) the rule stays as it was.
-func (s *scopeRules) withFlow(rule map[string]sortedSet, prompt string) map[string]sortedSet {
+func (s *scopeRules) withFlow(rule map[string]sortedSet, prompt string, script bool) map[string]sortedSet {
 	last, k, step, err := lastStep(prompt)
 	if err != nil {
 		return rule
 	}
-	rule = s.withLineFlow(rule, last, k, step)
+	rule = s.withLineFlow(rule, last, k, step, script)
 	if step.Action != debugger.InvStepInto && step.Action != debugger.InvStepOver {
 		return rule
 	}
@@ -555,7 +585,7 @@ func (s *scopeRules) lineBefore(src string) bool {
 }
 
 // withLineFlow is withFlow's rule of the lines a step goes to.
-func (s *scopeRules) withLineFlow(rule map[string]sortedSet, last string, k int, step format.Step) map[string]sortedSet {
+func (s *scopeRules) withLineFlow(rule map[string]sortedSet, last string, k int, step format.Step, script bool) map[string]sortedSet {
 	var toks []string
 	backward := step.Action.Inverse()
 	switch step.Action {
@@ -564,13 +594,31 @@ func (s *scopeRules) withLineFlow(rule map[string]sortedSet, last string, k int,
 	case debugger.InvStepInto, debugger.InvStepOver:
 		toks = []string{format.TokInvLineSep, format.TokInvLineCallSep}
 	case debugger.StepReturn:
-		return s.withReturnLines(rule, last[:k+len(format.TokActionSep)])
+		return s.withReturnLines(rule, last[:k+len(format.TokActionSep)], script)
 	default:
 		return rule
 	}
 	f, err := format.ParseFrame(last[:k+len(format.TokActionSep)])
 	if err == nil && f.Kind == format.Call && !backward {
 		return s.withEntry(rule, f.Src)
+	}
+	if err == nil && f.Kind == format.Exception && !backward && script && s.caught(f.Src) {
+		// the frame's return right after its exception event would be the
+		// exception leaving it (a handler's line comes next), but where the
+		// frame ends normally on the line: a for loop's iterator is done
+		// (StopIteration from a __next__ fires an exception event)
+		ends, ok := sortedSet{}, true
+		if s.forHeader(f.Src) {
+			ends, ok = s.endsAfter(f.Src)
+		}
+		if ok {
+			out := maps.Clone(rule)
+			if out == nil {
+				out = map[string]sortedSet{}
+			}
+			out[format.TokReturnSep] = ends
+			return out
+		}
 	}
 	if err != nil || !backward && f.Kind != format.Line || backward && f.Kind != format.InvLine && f.Kind != format.InvLineCall {
 		return rule
@@ -649,6 +697,53 @@ func (s *scopeRules) endsAfter(src string) (sortedSet, bool) {
 	return ends, found
 }
 
+// escapeFree reports whether every line with text src (call: whose call
+// event it fires) has EscapeFreeEndLines.
+func (s *scopeRules) escapeFree(src string, call bool) bool {
+	found := false
+	for n := range s.linesWith(src) {
+		if s.ix.EscapeFreeEndLines(n, call) == nil {
+			return false
+		}
+		found = true
+	}
+	return found
+}
+
+// caught reports whether, in a script (which runs to its end: EndLines),
+// an exception event on a line with text src is one its frame catches: a
+// line only the module runs, or one of a function no exception leaves but
+// into the module (pysource's NoEscape).
+func (s *scopeRules) caught(src string) bool {
+	return s.moduleOnly(src) && !s.ix.MayExitByRaise() || s.escapeFree(src, false)
+}
+
+// sureBindsAt is what pysource's SureBinds says line n binds once its
+// statement completes, for a line event of the frame that runs it: on a
+// class statement's line the class body fires its first line event too,
+// with no name yet (the tracer hides its dunders), so a frame that holds a
+// name there (held) is the statement's; nil for no rule.
+func (s *scopeRules) sureBindsAt(n int, held bool) []string {
+	binds := s.ix.SureBinds(n)
+	for _, sc := range s.ix.RunsOn(n) {
+		if sc != s.ix.Owner(n) && (sc.Kind != pysource.Class || sc.Line != n || !held) {
+			return nil
+		}
+	}
+	return binds
+}
+
+// forHeader reports whether a line with text src may be a for loop's
+// header.
+func (s *scopeRules) forHeader(src string) bool {
+	for n := range s.linesWith(src) {
+		if s.ix.StatementKeyword(n) == "for" {
+			return true
+		}
+	}
+	return false
+}
+
 // withReturnLines narrows rule after step_return from a line or call
 // frame (the text last): the frame returns on one of the lines its code
 // may reach from there (pysource's ReturnLines, CallReturnLines from a
@@ -657,7 +752,7 @@ func (s *scopeRules) endsAfter(src string) (sortedSet, bool) {
 // exception leaves it (EndLines, ModuleEndLines): the data holds no
 // script that crashes, and the model named lines halfway down the file.
 // Where the text does not place it, the rule stays as it was.
-func (s *scopeRules) withReturnLines(rule map[string]sortedSet, last string) map[string]sortedSet {
+func (s *scopeRules) withReturnLines(rule map[string]sortedSet, last string, script bool) map[string]sortedSet {
 	f, err := format.ParseFrame(last)
 	if err != nil || f.Kind != format.Line && f.Kind != format.Call {
 		return rule
@@ -666,10 +761,14 @@ func (s *scopeRules) withReturnLines(rule map[string]sortedSet, last string) map
 	switch {
 	case f.Kind == format.Call && f.Src == "": // a script's module call
 		froms, returnLines = []int{0}, func(int) []int { return s.ix.ModuleEndLines() }
+	case f.Kind == format.Call && script && s.escapeFree(f.Src, true):
+		returnLines = func(n int) []int { return s.ix.EscapeFreeEndLines(n, true) }
 	case f.Kind == format.Call:
 		returnLines = s.ix.CallReturnLines
 	case s.moduleOnly(f.Src):
 		returnLines = s.ix.EndLines
+	case script && s.escapeFree(f.Src, false):
+		returnLines = func(n int) []int { return s.ix.EscapeFreeEndLines(n, false) }
 	}
 	if len(froms) == 0 {
 		return rule
@@ -1306,6 +1405,102 @@ func (s *scopeRules) assignedLocals(prompt string) string {
 	}
 	text, _ := format.BoundLocalsText(locals, name, repr, step.Action)
 	return text
+}
+
+// newNames lists the names a line frame that step_into or step_over
+// reaches from a line event must show because the step binds them anew:
+// those the line's statement surely binds once it completes (sureBindsAt;
+// a line answer means it did: a call or an exception would come first)
+// that the frame's complete locals (known from the prompt) lack, every
+// line of the last frame's text alike; nil for no rule. From a return
+// event, a line answer is the caller's next one (callerLine): it shows the
+// caller's names and those its calling line binds. Why: a step from
+// `node = self.head` answered the next line without node, and one from
+// tick()'s return the module's next line without the `a` that `a =
+// tick()` bound.
+func (s *scopeRules) newNames(prompt string) []string {
+	last, k, step, err := lastStep(prompt)
+	if err != nil || step.Action != debugger.StepInto && step.Action != debugger.StepOver {
+		return nil
+	}
+	f, err := format.ParseFrame(last[:k+len(format.TokActionSep)])
+	if err != nil || f.Kind != format.Line && f.Kind != format.Return {
+		return nil
+	}
+	src, before := f.Src, promptFrames(prompt)
+	if f.Kind == format.Return {
+		if src, before = callerLine(prompt); before == nil {
+			return nil
+		}
+	}
+	locals, known := format.LastLocals(before)
+	if !known {
+		return nil
+	}
+	var names []string
+	seen := false
+	for n := range s.linesWith(src) {
+		binds := s.sureBindsAt(n, len(locals) > 0)
+		if binds == nil || seen && !slices.Equal(binds, names) {
+			return nil
+		}
+		names, seen = binds, true
+	}
+	if f.Kind == format.Return {
+		// back in the caller, whose frame the format shows whole: its names
+		// stay (but one some statement may delete)
+		for _, v := range locals {
+			if !slices.Contains(names, v.Name) && !s.ix.MayUnbind(v.Name) {
+				names = append(names, v.Name)
+			}
+		}
+		return names
+	}
+	return slices.DeleteFunc(names, func(name string) bool { _, had := locals.Get(name); return had })
+}
+
+// callerLine finds, for a prompt whose last frame is a return event that
+// forward steps reached from the call it ends, the line frame that made
+// that call (by step_into): its line, and the prompt's frames up to it
+// (nil where the prompt does not show them).
+func callerLine(prompt string) (src string, before []format.Frame) {
+	var frames []format.Frame
+	var actions []debugger.Action
+	for _, text := range strings.Split(strings.TrimSuffix(prompt, format.TokFrameSep), format.TokFrameSep)[1:] {
+		k := strings.LastIndex(text, format.TokActionSep)
+		if k < 0 {
+			return "", nil
+		}
+		f, err := format.ParseFrame(text[:k+len(format.TokActionSep)])
+		step, err2 := format.ParseStep(text[k:])
+		if err != nil || err2 != nil {
+			return "", nil
+		}
+		frames, actions = append(frames, f), append(actions, step.Action)
+	}
+	last := len(frames) - 1
+	if last < 0 || frames[last].Kind != format.Return {
+		return "", nil
+	}
+	depth := 0 // callees' frames between the call and its return
+	for i := last - 1; i >= 0; i-- {
+		switch a := actions[i]; {
+		case a != debugger.StepInto && a != debugger.StepOver && a != debugger.StepReturn:
+			return "", nil // a jump or a step back: the stack is not followed
+		case frames[i].Kind == format.Return:
+			depth++
+		case frames[i].Kind == format.Call && depth > 0:
+			depth--
+		case frames[i].Kind == format.Call:
+			if i == 0 || frames[i-1].Kind != format.Line || actions[i-1] != debugger.StepInto {
+				return "", nil
+			}
+			return frames[i-1].Src, frames[:i]
+		case frames[i].Kind != format.Line && frames[i].Kind != format.Exception:
+			return "", nil
+		}
+	}
+	return "", nil
 }
 
 // returnedValues pins the return frames step_return may reach from a line
