@@ -354,8 +354,8 @@ func TestArgReprs(t *testing.T) {
 		{"in an f-string", "def f(a):\n    return a\nf(1)\nprint(f'{f(2)}')\n", map[string]map[string][]string{"f": {"a": {"1", "2"}}}},
 		{"named in an f-string", "def f(a):\n    return a\nf(1)\nprint(f'{f}')\n", nil},
 		{"getattr", "import sys\ndef f(a):\n    return a\nf(1)\ngetattr(sys.modules[__name__], 'f')(2)\n", nil},
-		{"a method's self", "class C:\n    def m(self, k):\n        return k\nC().m(1)\n",
-			map[string]map[string][]string{"m": {"self": {"<__main__.C object at 0x0>"}}}},
+		{"a method's self, the class body's method", "class C:\n    def m(self, k):\n        return k\nC().m(1)\n",
+			map[string]map[string][]string{"m": {"self": {"<__main__.C object at 0x0>"}}, "C": {"m": {"<function C.m at 0x0>"}}}},
 		{"a call that raises", "def f(a):\n    return a\nf(1)\ntry:\n    f(1, 2)\nexcept TypeError:\n    pass\n", map[string]map[string][]string{"f": {"a": {"1"}}}},
 	}
 	for _, c := range cases {
@@ -407,6 +407,34 @@ func TestNoEscape(t *testing.T) {
 		slices.Sort(got)
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%s: NoEscape holds for %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestClassFixedReprs: a class body's undecorated def, its name's only
+// binding there, shows its function; a decorated, rebound or nested
+// class's method, or a class with a metaclass, has no rule.
+func TestClassFixedReprs(t *testing.T) {
+	cases := []struct {
+		name, src string
+		want      map[string]string // for class C
+	}{
+		{"plain", "class C:\n    def first(self):\n        return 1\n    def __private(self):\n        pass\n    def __init__(self):\n        pass\n",
+			map[string]string{"first": "<function C.first at 0x0>", "_C__private": "<function C.__private at 0x0>"}},
+		{"decorated and rebound", "class C:\n    @property\n    def size(self):\n        return 0\n    def m(self):\n        pass\n    m = staticmethod(m)\n    def k(self):\n        pass\n",
+			map[string]string{"k": "<function C.k at 0x0>"}},
+		{"a metaclass", "import abc\nclass C(metaclass=abc.ABCMeta):\n    def m(self):\n        pass\n", nil},
+	}
+	for _, c := range cases {
+		ix := New(c.src)
+		var got map[string]string
+		for _, sc := range ix.Scopes {
+			if sc.Name == "C" && sc.Kind == Class {
+				got = ix.ClassFixedReprs(sc)
+			}
+		}
+		if !maps.Equal(got, c.want) {
+			t.Errorf("%s: ClassFixedReprs gives %v, want %v", c.name, got, c.want)
 		}
 	}
 }

@@ -199,6 +199,9 @@ type Index struct {
 	// NoEscape's functions
 	escapeOnce sync.Once
 	noEscape   map[*Scope]bool
+	// ClassFixedReprs' classes
+	classOnce  sync.Once
+	classFixed map[*Scope]map[string]string
 }
 
 // Compiled is what a program's compiled code says about its lines, as its

@@ -668,9 +668,10 @@ func importedNames(toks []token) map[string]string {
 	return out
 }
 
-// ArgReprs gives, for a scope sc, the parameters whose value every frame
-// of sc shows from a short list, with that list: a method's self
-// (SelfRepr), and for a function every call of which the text shows, each
+// ArgReprs gives, for a scope sc, the names whose value every frame of sc
+// that holds them shows from a short list, with that list: a method's self
+// (SelfRepr), a class body's methods (ClassFixedReprs), and for a function
+// every call of which the text shows, each
 // parameter every call passes a literal (or leaves to a literal default)
 // and the body never rebinds: the literals' reprs (as literalConstants
 // writes them). A function's calls all show where it is an undecorated
@@ -690,6 +691,9 @@ func (ix *Index) ArgReprs(sc *Scope) map[string][]string {
 		out[param] = []string{repr}
 	}
 	maps.Copy(out, ix.args[sc])
+	for name, repr := range ix.ClassFixedReprs(sc) {
+		out[name] = []string{repr}
+	}
 	if len(out) == 0 {
 		return nil
 	}
@@ -963,4 +967,59 @@ func tokenText(toks []token, i int) string {
 		return ""
 	}
 	return toks[i].text
+}
+
+// ClassFixedReprs maps, for the body of a class sc that FixedClasses holds
+// (a module-level class whose metaclass is type: its body's namespace is a
+// plain dict), each name one undecorated def of the body binds, and no
+// other statement of the body binds or deletes, to the value the body's
+// frame shows for it once bound: <function QUALNAME at 0x0> (a private
+// name as the class mangles it). Nil for none, and where the body may bind
+// names its text does not show.
+//
+// Why: stepping through a class body the model wrote
+// first=<__main__.CircularQueue object at 0x0> after `def first(self):`.
+func (ix *Index) ClassFixedReprs(sc *Scope) map[string]string {
+	ix.classOnce.Do(func() {
+		ix.classFixed = map[*Scope]map[string]string{}
+		fixed, _ := ix.fixedClasses()
+		for _, c := range ix.Module.Children {
+			if c.Kind == Class && !c.open && fixed[c.Name] {
+				ix.classFixed[c] = ix.classFixedReprs(c)
+			}
+		}
+	})
+	return ix.classFixed[sc]
+}
+
+// classFixedReprs is ClassFixedReprs for one class.
+func (ix *Index) classFixedReprs(sc *Scope) map[string]string {
+	ix.namesOnce.Do(ix.readBinds)
+	bindings := map[string]int{}
+	defs := map[string]*Scope{}
+	for j, l := range ix.stmts {
+		if ix.owner[j] != sc {
+			continue
+		}
+		for _, name := range append(slices.Clone(ix.binds[j]), ix.unbinds[j]...) {
+			bindings[name]++
+		}
+		if kw := keywordAt(l.toks); kw >= 0 && l.toks[kw].text == "def" && (j == 0 || ix.stmts[j-1].toks[0].text != "@") {
+			for _, c := range sc.Children {
+				if c.Kind == Function && c.Line == l.first {
+					defs[c.Name] = c
+				}
+			}
+		}
+	}
+	out := map[string]string{}
+	for name, def := range defs {
+		if bindings[name] == 1 && !isDunder(name) {
+			out[mangle(sc.enclosingClass(), name)] = "<function " + def.Qualname + " at 0x0>"
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }

@@ -428,7 +428,7 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 						} else {
 							args++
 						}
-						if v, has := s.Locals.Get(param); !has || !slices.Contains(reprs, v) {
+						if v, has := s.Locals.Get(param); !has && sc.Kind != pysource.Class || has && !slices.Contains(reprs, v) {
 							t.Errorf("%s: the %s event of %s on line %d shows %s = %q, where ArgReprs gives %q", prog.Path, s.Event, s.Function, s.Lineno, param, v, reprs)
 						}
 					}
@@ -630,6 +630,21 @@ func TestNewNames(t *testing.T) {
 		// the call reached by a breakpoint: the stack is not followed
 		{step(strings.Replace(returned, "<|step_into|><|frame_sep|><|call_sep|>", "<|breakpoint|>def f(items):<|frame_sep|><|call_sep|>", 1), format.TokStepOver),
 			`<|line_sep|><|arg_sep|>{"os": "<module 'os' (frozen)>", "f": "<function f at 0x0>"}`, true},
+	})
+}
+
+// TestClassValues: a class body's frame shows a method its body defines
+// once as that function, on an inverse frame and on a forward line frame
+// whose lines are all the body's; the module's frame is free.
+func TestClassValues(t *testing.T) {
+	src := "class Queue:\n    def first(self):\n        return 1\n    def last(self):\n        return 2\n    size = 0\nq = Queue()\n"
+	step := func(frame, action string) string { return stepPrompt(src, frame, action) }
+	fn := `"<function Queue.first at 0x0>"`
+	checkJSONRule(t, (*programRules).argsAllowed, []jsonRuleCase{
+		{step(`<|line_sep|><|arg_sep|>{"first": `+fn+`}<|src_sep|>    def last(self):<|action_sep|>`, format.TokStepOver), `<|line_sep|><|arg_sep|>{"first": ` + fn + `, "last": "<function Queue.last at 0x0>"}`, true},
+		{step(`<|line_sep|><|arg_sep|>{"first": `+fn+`}<|src_sep|>    def last(self):<|action_sep|>`, format.TokStepOver), `<|line_sep|><|arg_sep|>{"first": "<__main__.Queue object at 0x0>"`, false},
+		{step(`<|inv_line_sep|><|src_sep|>    size = 0<|arg_sep|>{}<|action_sep|>`, format.TokInvStepOver), `<|inv_line_sep|><|src_sep|>    def last(self):<|arg_sep|>{"first": "<function first at 0x0>"}`, false},
+		{step(`<|line_sep|><|arg_sep|>{}<|src_sep|>q = Queue()<|action_sep|>`, format.TokStepOver), `<|line_sep|><|arg_sep|>{"first": "1"`, true},
 	})
 }
 
@@ -855,7 +870,7 @@ func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 		"def outer():\n    n = 0\n    def inc():\n        nonlocal n\n        n += 1\n    inc()\n    m = n\n    if any((w := v) > 1 for v in (1, 2)):\n        m = w\n    return m\n" +
 		"for k in range(3):\n    if k:\n        late = k\n    print(outer())\n"})
 	events, sureRuled, sureNames, possRuled, possNames, modules, fixedValues, ordered := 0, 0, 0, 0, 0, 0, 0, 0
-	firstRuled, firstNames, callNames, callPossible, grouped := 0, 0, 0, 0, 0
+	firstRuled, firstNames, callNames, callPossible, grouped, classValues := 0, 0, 0, 0, 0, 0
 	for _, prog := range programs {
 		trace, err := tr.Trace(context.Background(), prog)
 		if err != nil {
@@ -927,6 +942,16 @@ func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 					}
 				}
 			}
+			if runs := ix.RunsOn(s.Lineno); len(runs) == 1 && runs[0].Name == s.Function {
+				for _, v := range s.Locals {
+					if want, ok := ix.ClassFixedReprs(runs[0])[v.Name]; ok {
+						classValues++
+						if v.Value != want {
+							t.Errorf("%s: line %d of class %s: %s = %s, not ClassFixedReprs' %s", prog.Path, s.Lineno, s.Function, v.Name, v.Value, want)
+						}
+					}
+				}
+			}
 			if s.Function == "<module>" && s.Depth == 0 {
 				var seen []tracer.Var
 				for _, v := range s.Locals {
@@ -974,10 +999,10 @@ func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d first line events of a frame on their line checked against FirstLocals (%d names fewer than PossibleLocals); %d parameters of calls (CallLocals); %d names of calls (CallPossible); %d line events on lines of more than one frame held to one (PossibleLocalGroups)", firstRuled, firstNames, callNames, callPossible, grouped)
+	t.Logf("%d first line events of a frame on their line checked against FirstLocals (%d names fewer than PossibleLocals); %d parameters of calls (CallLocals); %d names of calls (CallPossible); %d line events on lines of more than one frame held to one (PossibleLocalGroups); %d class bodies' methods (ClassFixedReprs)", firstRuled, firstNames, callNames, callPossible, grouped, classValues)
 	t.Logf("%d programs, %d line events: %d with sure names (%d names), %d with possible names (%d names); %d imported modules' values, %d fixed functions', classes' and instances'; %d module names in a fixed order",
 		len(programs), events, sureRuled, sureNames, possRuled, possNames, modules, fixedValues, ordered)
-	if sureRuled < events/2 || possRuled < events/2 || callNames < 1000 || callPossible < 1000 || grouped < 100 {
+	if sureRuled < events/2 || possRuled < events/2 || callNames < 1000 || callPossible < 1000 || grouped < 100 || classValues < 20 {
 		t.Fatalf("only %d and %d of %d line events checked", sureRuled, possRuled, events)
 	}
 }

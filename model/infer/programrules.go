@@ -172,9 +172,10 @@ func (r *programRules) boundAllowed(cur, json string) bool {
 	return ok && (!objectClosed(json) || shown())
 }
 
-// argsAllowed checks, in the LOCALS (json) of a function's frame, the
-// values of the parameters pysource's ArgReprs fixes (a method's self, an
-// argument every call passes a literal): a frame is the function's when
+// argsAllowed checks, in the LOCALS (json) of a function's or class
+// body's frame, the values pysource's ArgReprs fixes (a method's self, an
+// argument every call passes a literal, a method a class body defined): a
+// frame is the function's when
 // its line is (a call's or an inverse frame's, written before its LOCALS)
 // or, for a forward line frame, when every line the rules leave it is in
 // one.
