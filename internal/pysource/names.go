@@ -671,10 +671,9 @@ func importedNames(toks []token) map[string]string {
 // ArgReprs gives, for a scope sc, the names whose value every frame of sc
 // that holds them shows from a short list, with that list: a method's self
 // (SelfRepr), a class body's methods (ClassFixedReprs), and for a function
-// every call of which the text shows, each
-// parameter every call passes a literal (or leaves to a literal default)
-// and the body never rebinds: the literals' reprs (as literalConstants
-// writes them). A function's calls all show where it is an undecorated
+// every call of which the text shows, each parameter every call passes a
+// literal (or leaves to a literal default) and the body never rebinds: the
+// literals' reprs (as literalConstants writes them). A function's calls all show where it is an undecorated
 // def of the module, the only statement binding its name, and the text
 // names it nowhere but right before a call's bracket (`f(`), with no
 // `*args` or `**kwargs` at a call and no `*`, `**` or `/` in its

@@ -175,10 +175,9 @@ func (r *programRules) boundAllowed(cur, json string) bool {
 // argsAllowed checks, in the LOCALS (json) of a function's or class
 // body's frame, the values pysource's ArgReprs fixes (a method's self, an
 // argument every call passes a literal, a method a class body defined): a
-// frame is the function's when
-// its line is (a call's or an inverse frame's, written before its LOCALS)
-// or, for a forward line frame, when every line the rules leave it is in
-// one.
+// frame is the scope's when its line is (a call's or an inverse frame's,
+// written before its LOCALS) or, for a forward line frame, when every line
+// the rules leave it is in it.
 func (r *programRules) argsAllowed(cur, json string) bool {
 	if r == nil {
 		return true
