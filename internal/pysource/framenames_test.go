@@ -450,3 +450,20 @@ func TestNumberRepr(t *testing.T) {
 		}
 	}
 }
+
+// TestFrameObjectsOpenEveryScope: code that holds a frame object
+// (sys._getframe, inspect.currentframe) may write any frame's locals, so
+// no scope's names are known (a real-world recipe wrote "variant$28" into
+// its caller's frame).
+func TestFrameObjectsOpenEveryScope(t *testing.T) {
+	src := "import sys\ndef mark(v):\n    sys._getframe(1).f_locals['seen'] = v\n    return v\ndef test():\n    x = mark(1)\n    return x\ntest()\n"
+	ix := New(src)
+	for n := 1; n <= len(ix.Lines); n++ {
+		if may, ok := ix.PossibleLocals(n); ok {
+			t.Errorf("line %d: PossibleLocals %v, want none", n, may)
+		}
+	}
+	if _, ok := New("def test():\n    x = 1\n    return x\ntest()\n").PossibleLocals(2); !ok {
+		t.Errorf("without a frame object, line 2 has no PossibleLocals")
+	}
+}

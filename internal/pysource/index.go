@@ -246,6 +246,14 @@ func New(src string) *Index {
 	b.build()
 	ix.calls = b.calls
 	ix.unbound = resolve(ix.Module)
+	if ix.namesAnywhere("_getframe", "currentframe", "f_locals", "f_back") {
+		// code that holds a frame object may write any frame's locals
+		// (sys._getframe(1).f_locals[name] = ...)
+		ix.Module.open = true
+		for _, s := range ix.Scopes {
+			s.open = true
+		}
+	}
 	ix.runs = make([][]*Scope, len(ix.Lines))
 	for k, l := range ix.stmts {
 		for n := l.first; n <= l.last && n <= len(ix.Lines); n++ {
