@@ -192,6 +192,11 @@ type Index struct {
 	// SelfRepr's methods: each one's first parameter and its value
 	selfOnce sync.Once
 	selves   map[*Scope][2]string
+	// calledOnly's functions and their calls, read once (ArgReprs and
+	// NoEscape both start from them)
+	calledOnce sync.Once
+	called     map[string]*Scope
+	callSites  []callSite
 	// ArgReprs' functions: each one's parameters that every call passes a
 	// literal, and the literals' reprs
 	argsOnce sync.Once

@@ -707,6 +707,7 @@ func (ix *Index) readArgs() {
 		return
 	}
 	defs, sites := ix.calledOnly()
+	defs = maps.Clone(defs) // narrowed below to the defs whose calls read
 	params := map[*Scope][]argParam{}
 	for k, l := range ix.stmts {
 		kw := keywordAt(l.toks)
@@ -787,8 +788,15 @@ type callSite struct{ stmt, tok int }
 // its text does not show (ModuleOpen: exec, globals(), a module's
 // namespace).
 func (ix *Index) calledOnly() (map[string]*Scope, []callSite) {
+	ix.calledOnce.Do(ix.readCalledOnly)
+	return ix.called, ix.callSites
+}
+
+// readCalledOnly finds calledOnly's functions and calls, reading the
+// program once.
+func (ix *Index) readCalledOnly() {
 	if ix.ModuleOpen() {
-		return nil, nil
+		return
 	}
 	defs := map[string]*Scope{}
 	for _, f := range ix.FixedFunctions() {
@@ -811,7 +819,8 @@ func (ix *Index) calledOnly() (map[string]*Scope, []callSite) {
 			sites = append(sites, callSite{j, i})
 		}
 	}
-	return defs, slices.DeleteFunc(sites, func(c callSite) bool { return defs[ix.stmts[c.stmt].toks[c.tok].text] == nil })
+	ix.called = defs
+	ix.callSites = slices.DeleteFunc(sites, func(c callSite) bool { return defs[ix.stmts[c.stmt].toks[c.tok].text] == nil })
 }
 
 // NoEscape reports whether no exception can leave a frame of function sc

@@ -453,17 +453,31 @@ func (s *scopeRules) runsAsScript(prompt string) bool {
 
 // promptFrames are the frames of a prompt, in order (those that parse).
 func promptFrames(prompt string) []format.Frame {
+	frames, _, _ := promptTrail(prompt)
+	return frames
+}
+
+// promptTrail is the prompt's frames and the action asked from each, and
+// whether every frame and action parsed (a frame that does not is left
+// out).
+func promptTrail(prompt string) (frames []format.Frame, actions []debugger.Action, whole bool) {
+	whole = true
 	texts := strings.Split(strings.TrimSuffix(prompt, format.TokFrameSep), format.TokFrameSep)
-	var out []format.Frame
 	for _, text := range texts[1:] { // texts[0] is the header
+		frame, action := text, ""
 		if k := strings.LastIndex(text, format.TokActionSep); k >= 0 {
-			text = text[:k+len(format.TokActionSep)]
+			frame, action = text[:k+len(format.TokActionSep)], text[k:]
 		}
-		if f, err := format.ParseFrame(text); err == nil {
-			out = append(out, f)
+		f, err := format.ParseFrame(frame)
+		if err != nil {
+			whole = false
+			continue
 		}
+		step, err := format.ParseStep(action)
+		whole = whole && err == nil
+		frames, actions = append(frames, f), append(actions, step.Action)
 	}
-	return out
+	return frames, actions, whole
 }
 
 // everyLine maps each line text of the program to whether every line with
@@ -1464,19 +1478,9 @@ func (s *scopeRules) newNames(prompt string) []string {
 // that call (by step_into): its line, and the prompt's frames up to it
 // (nil where the prompt does not show them).
 func callerLine(prompt string) (src string, before []format.Frame) {
-	var frames []format.Frame
-	var actions []debugger.Action
-	for _, text := range strings.Split(strings.TrimSuffix(prompt, format.TokFrameSep), format.TokFrameSep)[1:] {
-		k := strings.LastIndex(text, format.TokActionSep)
-		if k < 0 {
-			return "", nil
-		}
-		f, err := format.ParseFrame(text[:k+len(format.TokActionSep)])
-		step, err2 := format.ParseStep(text[k:])
-		if err != nil || err2 != nil {
-			return "", nil
-		}
-		frames, actions = append(frames, f), append(actions, step.Action)
+	frames, actions, whole := promptTrail(prompt)
+	if !whole {
+		return "", nil
 	}
 	last := len(frames) - 1
 	if last < 0 || frames[last].Kind != format.Return {
