@@ -19,7 +19,9 @@ import "ndb/tracer"
 //     names), the step_into pair too;
 //   - inv_step_call from a line goes back to the call event of its frame,
 //     where the history shows which stop that is: the call a step into the
-//     frame started from, carried along steps within the frame.
+//     frame started from, carried along steps within the frame;
+//   - steps into a call and back out to the frame that made it are a step
+//     over the call (overCalls).
 //
 // A model engine asked these again would predict them again, and may
 // disagree with itself (a backward prompt does not show the forward steps
@@ -36,8 +38,12 @@ func Recall(history []Step, cmd Command, text StepText) (Stop, bool) {
 	}
 	t := timeline{facts: map[move]int{}, callOf: map[int]int{}, text: text}
 	id := t.add(history[0].Stop)
+	level := t.overCalls(nil, -1, id) // along steps into: the latest stop at each depth, deeper ones since
 	for _, h := range history[1:] {
 		from := id
+		if h.Command.Action != StepInto || !plainStop(t.stops[from]) {
+			level = level[:0]
+		}
 		a, _ := recallAction(h.Command) // "": no fact
 		q, known := t.facts[move{from, a}]
 		switch {
@@ -50,6 +56,7 @@ func Recall(history []Step, cmd Command, text StepText) (Stop, bool) {
 			id = t.add(h.Stop)
 		}
 		t.learn(from, h.Command, id)
+		level = t.overCalls(level, from, id)
 	}
 	q, ok := t.facts[move{id, want}]
 	if !ok {
@@ -79,6 +86,10 @@ type StepText struct {
 	// Suspends: the frame may suspend on the line (a generator's or a
 	// coroutine's). A real stop says so itself (State.Gen).
 	Suspends func(Stop) bool
+	// NoSuspends: no frame of the program suspends, so none is closed
+	// between two states pdb's step shows (a suspended generator dropped
+	// as a frame ends runs its close, which step passes over).
+	NoSuspends bool
 }
 
 // noCalls: the stop is a fresh call (a generator resumed by yield from
@@ -166,6 +177,44 @@ func (t *timeline) learn(p int, c Command, q int) {
 			}
 		}
 	}
+}
+
+// overCalls learns, from steps into that went from a stop p into the calls
+// it made and came back to its frame at q (every stop between them deeper),
+// that q is one step over p: inv_step_over from q goes back to p (the tree's
+// previous state of q's level), and step_over from p reaches q, where a
+// single step_over would (learn's rules: a line or call event, a frame
+// that does not suspend); and, where the calls' last state r (q's
+// predecessor) is a return and no frame of the program suspends, that
+// inv_step_into from q goes to p's inv_line_call twin and from there to r.
+// level holds the latest stop at each depth of the steps into so far; it
+// returns level with q in it.
+func (t *timeline) overCalls(level []int, r, q int) []int {
+	Q := t.stops[q]
+	if !plainStop(Q) || Q.Depth < 0 {
+		return level[:0]
+	}
+	d := Q.Depth
+	if d < len(level) && level[d] >= 0 {
+		p := level[d]
+		P, R := t.stops[p], t.stops[r]
+		if P.Function == Q.Function && (P.Event == tracer.EventLine || P.Event == tracer.EventCall) {
+			t.learn(p, Command{Action: StepOver}, q)
+			if P.Event == tracer.EventLine && t.text.NoSuspends && R.Event == tracer.EventReturn && R.Depth == d+1 {
+				twin := P
+				twin.Event = KindInvLineCall
+				tw := t.add(twin)
+				t.facts[move{q, InvStepInto}] = tw
+				t.facts[move{tw, InvStepInto}] = r
+			}
+		}
+	}
+	for len(level) <= d {
+		level = append(level, -1)
+	}
+	level = level[:d+1]
+	level[d] = q
+	return level
 }
 
 // frameCall learns, from the step c between states p and q, the call event

@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"ndb/internal/pysource"
@@ -54,8 +55,9 @@ func TestRecallMatchesTheRealEngine(t *testing.T) {
 		tr := traceFixtureProgram(t, python, pr.p)
 		px := pysource.New(tracer.TracedSource(pr.p))
 		text := StepText{
-			NoCalls:  func(s Stop) bool { return px.CallsProgram(s.Lineno) == pysource.NoCall },
-			Suspends: func(s Stop) bool { return px.Suspends(s.Lineno) },
+			NoCalls:    func(s Stop) bool { return px.CallsProgram(s.Lineno) == pysource.NoCall },
+			Suspends:   func(s Stop) bool { return px.Suspends(s.Lineno) },
+			NoSuspends: !px.MaySuspend(),
 		}
 		var lines []int
 		for _, s := range tr.States {
@@ -106,7 +108,7 @@ func TestRecallMatchesTheRealEngine(t *testing.T) {
 					if v.view == "predicted" {
 						hist = asPredicted(hist)
 					}
-					if st, ok := Recall(hist, cmd, text); ok {
+					if st, ok := recallDo(hist, cmd, text); ok {
 						claimed = append(claimed, recalled{v.view, st})
 					}
 				}
@@ -136,6 +138,17 @@ func TestRecallMatchesTheRealEngine(t *testing.T) {
 	}
 }
 
+// recallDo is what Session.Do answers where Recall answers each step the
+// backend is asked: an inv_step_into that reaches an inv_line_call twin
+// steps once more.
+func recallDo(hist []Step, cmd Command, text StepText) (Stop, bool) {
+	st, ok := Recall(hist, cmd, text)
+	if ok && cmd.Action == InvStepInto && st.Event == KindInvLineCall {
+		return Recall(append(slices.Clone(hist), Step{Command: cmd, Stop: st}), cmd, text)
+	}
+	return st, ok
+}
+
 // asPredicted is history as a model engine holds it: no trace positions,
 // no generator flags.
 func asPredicted(history []Step) []Step {
@@ -149,7 +162,8 @@ func asPredicted(history []Step) []Step {
 
 // TestRecallOnlyFromItsOwnStops: a recalled step needs the history entry
 // it came from; an edited stop (set) or a step that did not return to a
-// state seen before is not recalled.
+// state seen before is not recalled; steps into a call and back to the
+// frame are a step over it.
 func TestRecallOnlyFromItsOwnStops(t *testing.T) {
 	stop := func(line int, ev string, locals ...string) Stop {
 		s := Stop{Index: -1}
@@ -161,6 +175,9 @@ func TestRecallOnlyFromItsOwnStops(t *testing.T) {
 	}
 	a, b, c := stop(2, tracer.EventLine, "n", "1"), stop(3, tracer.EventLine, "n", "2"), stop(4, tracer.EventLine, "n", "3")
 	step := func(name string, s Stop) Step { return Step{Command: Moves[name], Stop: s} }
+	deeper := func(s Stop, d int, fn string) Stop { s.Depth, s.Function = d, fn; return s }
+	callee, inCallee := deeper(stop(8, tracer.EventCall, "k", "1"), 2, "g"), deeper(stop(9, tracer.EventLine, "k", "1"), 2, "g")
+	calleeReturn, outer := deeper(stop(9, tracer.EventReturn), 2, "g"), deeper(stop(12, tracer.EventLine), 0, "<module>")
 	cases := []struct {
 		name string
 		hist []Step
@@ -179,6 +196,10 @@ func TestRecallOnlyFromItsOwnStops(t *testing.T) {
 		{"next with a breakpoint is not recalled", []Step{{Stop: a}, step("n", b), step("rn", a)}, "n+break", nil},
 		{"next without one is", []Step{{Stop: a}, step("n", b), step("rn", a)}, "n", &b},
 		{"no history", nil, "s", nil},
+		{"steps into a call and back: reverse next goes over it", []Step{{Stop: a}, step("s", callee), step("s", inCallee), step("s", calleeReturn), step("s", b)}, "rn", &a},
+		{"and next again", []Step{{Stop: a}, step("s", callee), step("s", inCallee), step("s", calleeReturn), step("s", b), step("rn", a)}, "n", &b},
+		{"a next in between breaks the chain", []Step{{Stop: a}, step("s", callee), step("n", inCallee), step("s", calleeReturn), step("s", b)}, "rn", nil},
+		{"not over a return of the frame", []Step{{Stop: a}, step("s", stop(6, tracer.EventReturn)), step("s", outer), step("s", b)}, "rn", nil},
 	}
 	for _, tc := range cases {
 		cmd := Moves[tc.cmd]
@@ -216,8 +237,9 @@ func TestRecallAtEveryStop(t *testing.T) {
 		tr := traceFixtureProgram(t, python, prog)
 		px := pysource.New(tracer.TracedSource(prog))
 		text := StepText{
-			NoCalls:  func(s Stop) bool { return px.CallsProgram(s.Lineno) == pysource.NoCall },
-			Suspends: func(s Stop) bool { return px.Suspends(s.Lineno) },
+			NoCalls:    func(s Stop) bool { return px.CallsProgram(s.Lineno) == pysource.NoCall },
+			Suspends:   func(s Stop) bool { return px.Suspends(s.Lineno) },
+			NoSuspends: !px.MaySuspend(),
 		}
 		for k := 0; ; k++ {
 			s, err := NewSession(ctx, NewTraceBackend(tr))
@@ -238,7 +260,7 @@ func TestRecallAtEveryStop(t *testing.T) {
 					if s.Current().IsExit() {
 						break
 					}
-					want, known := Recall(asPredicted(s.History()), Moves[name], text)
+					want, known := recallDo(asPredicted(s.History()), Moves[name], text)
 					got, err := s.Do(ctx, Moves[name])
 					if err != nil {
 						break

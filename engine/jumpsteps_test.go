@@ -187,26 +187,11 @@ func stepsInto(t *testing.T, b debugger.Backend, n int) *debugger.Session {
 // stepped to its target by step_into predictions, whose stop answers (here
 // the right one, where the unsure direct frame named a wrong line).
 func TestJumpBelowStepsOnlyUnsureJumps(t *testing.T) {
-	ctx := context.Background()
 	p, rb, at, want := atTotal(t)
 	sure := func(text string, p float64) Prediction {
 		return Prediction{Text: text, Confidence: &debugger.Confidence{Mean: p, Min: p, Tokens: 1, Frames: 1}}
 	}
-	var history []Prediction
-	h := stepsInto(t, rb, 3).History()
-	for k := 1; k < len(h); k++ {
-		history = append(history, sure(frameFor(t, h[k-1].Stop, h[k].Stop, debugger.StepInto), 1))
-	}
-	var walk []Prediction
-	ws := stepsInto(t, rb, 3)
-	for prev := ws.Current(); !debugger.SameStop(prev, want); {
-		next, err := ws.Do(ctx, cS.cmd)
-		if err != nil {
-			t.Fatal(err)
-		}
-		walk = append(walk, sure(frameFor(t, prev, next, debugger.StepInto), 1))
-		prev = next
-	}
+	history, walk := stepFrames(t, rb, want, func(text string) Prediction { return sure(text, 1) })
 	wrong := want
 	wrong.Lineno, wrong.Src = 16, "    return out + str(t)"
 	for _, tc := range []struct {
@@ -242,6 +227,26 @@ func TestJumpBelowStepsOnlyUnsureJumps(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stepFrames are the step_into frames of the real backend rb's first three
+// s (history) and of its s from there to want (walk), each scored by sure.
+func stepFrames(t *testing.T, rb debugger.Backend, want debugger.Stop, sure func(string) Prediction) (history, walk []Prediction) {
+	t.Helper()
+	h := stepsInto(t, rb, 3).History()
+	for k := 1; k < len(h); k++ {
+		history = append(history, sure(frameFor(t, h[k-1].Stop, h[k].Stop, debugger.StepInto)))
+	}
+	ws := stepsInto(t, rb, 3)
+	for prev := ws.Current(); !debugger.SameStop(prev, want); {
+		next, err := ws.Do(context.Background(), cS.cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		walk = append(walk, sure(frameFor(t, prev, next, debugger.StepInto)))
+		prev = next
+	}
+	return history, walk
 }
 
 // atTotal is calls.py's f('ab', 3) on the real engine, the stop after
@@ -299,5 +304,81 @@ func TestJumpsReachTheBackends(t *testing.T) {
 	}
 	if _, err := New(CWMName, Options{OpenAI: openai.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m"}, Jumps: Jumps{Steps: 8}}); err == nil {
 		t.Fatal("the cwm engine took jumps by stepping")
+	}
+}
+
+// TestStepBackReplaysAJump: a step back from a jump that one sure
+// prediction answered walks the jump again by step_into predictions; where
+// the walk arrives at the jump's answer, the step back is read off the
+// walk (the real engine's stop, with no backward prediction), and where it
+// arrives elsewhere, the backward prediction answers.
+func TestStepBackReplaysAJump(t *testing.T) {
+	ctx := context.Background()
+	p, rb, at, want := atTotal(t)
+	sure := func(text string) Prediction {
+		return Prediction{Text: text, Confidence: &debugger.Confidence{Mean: 0.9, Min: 0.9, Tokens: 1, Frames: 1}}
+	}
+	rs := stepsInto(t, rb, 3)
+	if _, err := rs.Do(ctx, cN.cmd); err != nil {
+		t.Fatal(err)
+	}
+	back, err := rs.Do(ctx, cRS.cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	history, walk := stepFrames(t, rb, want, sure)
+	if len(walk) < 3 {
+		t.Fatalf("a walk of %d steps proves little", len(walk))
+	}
+	elsewhere := slices.Clone(walk)
+	wrong := want
+	wrong.Locals = slices.Clone(want.Locals)
+	wrong.Locals[len(wrong.Locals)-1].Value = "99"
+	elsewhere[len(elsewhere)-1] = sure(frameFor(t, back, wrong, debugger.StepInto))
+	guess := back
+	guess.Arg = "7"
+	for _, tc := range []struct {
+		name   string
+		walk   []Prediction
+		answer []Prediction // the backward prediction asked, if any
+		want   debugger.Stop
+	}{
+		{"the walk arrives: read off it", walk, nil, back},
+		{"the walk arrives elsewhere: predicted back", elsewhere, []Prediction{sure(frameFor(t, want, guess, debugger.InvStepInto))}, guess},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			answers := append(slices.Clone(history), sure(frameFor(t, at, want, debugger.StepOver)))
+			script := &scoredScript{answers: append(append(answers, tc.walk...), tc.answer...)}
+			nb, err := NewNeural(p, script, Draw{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			nb.JumpSteps, nb.JumpBelow = 100, 0.5
+			ns, err := debugger.NewSession(ctx, nb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range []cmdCase{cS, cS, cS, cN} {
+				if _, err := ns.Do(ctx, c.cmd); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := ns.Current(); len(debugger.Compare(4, got, want)) > 0 {
+				t.Fatalf("n answered %+v\nreal %+v", got, want)
+			}
+			if len(script.answers) != len(tc.walk)+len(tc.answer) {
+				t.Fatalf("the sure n was stepped: %d frames left", len(script.answers))
+			}
+			got, err := ns.Do(ctx, cRS.cmd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ds := debugger.Compare(5, got, tc.want); len(ds) > 0 {
+				t.Fatalf("rs answered %+v\nwant %+v\n%v", got, tc.want, ds)
+			}
+			if len(script.answers) != 0 {
+				t.Fatalf("%d scripted frames left unused", len(script.answers))
+			}
+		})
 	}
 }

@@ -27,8 +27,9 @@ type sourceIndex struct {
 // stepText is what the text tells debugger.Recall of a stop's line.
 func (ix *sourceIndex) stepText() debugger.StepText {
 	return debugger.StepText{
-		NoCalls:  func(s debugger.Stop) bool { return ix.px.CallsProgram(s.Lineno) == pysource.NoCall },
-		Suspends: func(s debugger.Stop) bool { return ix.px.Suspends(s.Lineno) },
+		NoCalls:    func(s debugger.Stop) bool { return ix.px.CallsProgram(s.Lineno) == pysource.NoCall },
+		Suspends:   func(s debugger.Stop) bool { return ix.px.Suspends(s.Lineno) },
+		NoSuspends: !ix.px.MaySuspend(),
 	}
 }
 

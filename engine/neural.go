@@ -195,6 +195,13 @@ func (b *Neural) next(ctx context.Context, history []debugger.Step, cmd debugger
 		if st, ok := debugger.Recall(hist, cmd, b.ix.stepText()); ok {
 			return st, nil, nil
 		}
+		if backward && cmd.Action != debugger.Continue && b.replay(ctx, history) {
+			hist = b.paths.expand(history)
+			w = newWalker(b, ctx, hist)
+			if st, ok := debugger.Recall(hist, cmd, b.ix.stepText()); ok {
+				return st, nil, nil
+			}
+		}
 	}
 	switch {
 	case backward && cmd.Action == debugger.Continue:
@@ -237,6 +244,36 @@ func (b *Neural) next(ctx context.Context, history []debugger.Step, cmd debugger
 	}
 	b.acc = acc
 	return direct, path, nil
+}
+
+// replay fills in the states a forward jump passed over before a step
+// back from its answer: the jump is walked again from the stop it was given
+// at, by step_into predictions (stepTo), and where that walk arrives at the
+// very stop the jump answered, the walk is noted as the jump's path, from
+// which Recall answers the step back. Why: a model predicts a step forward
+// far better than a step back (the state before a jump's answer is a value
+// the run computed on the way). False where the last command was no such
+// jump, it was stepped already, or the walk went elsewhere.
+func (b *Neural) replay(ctx context.Context, history []debugger.Step) bool {
+	n := len(history)
+	if b.JumpSteps <= 0 || n < 2 {
+		return false
+	}
+	last := history[n-1]
+	if last.Command.Reverse() || last.Command.Action == debugger.StepInto || history[n-2].Stop.IsExit() {
+		return false
+	}
+	if np, noted := b.paths.m[n-1]; noted && !slices.ContainsFunc(np.steps, func(s debugger.Step) bool { return s.Command.Action != debugger.StepInto }) {
+		return false // stepped already
+	}
+	w := newWalker(b, ctx, b.paths.expand(history[:n-1]))
+	st, ok, err := w.stepTo(last.Command)
+	b.acc = confidenceSum{} // the step back's answer keeps its own confidence
+	if err != nil || !ok || !debugger.SameStop(st, last.Stop) {
+		return false
+	}
+	b.paths.note(history[:n-1], w.path, last.Stop)
+	return true
 }
 
 // direct answers cmd by the one prediction of its format action.

@@ -333,6 +333,115 @@ func (ix *Index) certainCall(n int) bool {
 	return false
 }
 
+// FirstCall is the module function whose call event comes first after a
+// line event on line n (when no exception comes first), where the text
+// fixes it: on a line certainCall says calls the program, the first call
+// the statement's value makes in Python's order of evaluation (a call's
+// arguments before the call; an assignment's value before its targets) is
+// by name to a module function that runs its body (plainFunctions, not a
+// local of the frame), and nothing evaluated before it may run code: only
+// names, literals, list and tuple displays, keyword arguments and the
+// open brackets of enclosing calls (no attribute, subscript, operator,
+// unpacking or f-string field). "" else. Why: stepping into
+// `out = shout(reverse_words(line))` the model entered shout first.
+func (ix *Index) FirstCall(n int) string {
+	if !ix.certainCall(n) {
+		return ""
+	}
+	k, toks, _ := ix.callSite(n)
+	value, ok := statementValue(toks, ix.flowG.kw[k] != "")
+	if !ok {
+		return ""
+	}
+	var open []string // the brackets open: a call's callee name, "(" or "["
+	for i := 0; i < len(value); i++ {
+		t := value[i]
+		next := ""
+		if i+1 < len(value) && value[i+1].kind == tOp {
+			next = value[i+1].text
+		}
+		prev := ""
+		if i > 0 && value[i-1].kind == tOp {
+			prev = value[i-1].text
+		}
+		switch {
+		case t.field:
+			return ""
+		case t.kind == tName && keywords[t.text] && t.text != "None" && t.text != "True" && t.text != "False":
+			return ""
+		case t.kind == tName && next == "(":
+			open = append(open, t.text)
+			i++
+		case t.kind == tName && next == "=" && len(open) > 0 && (prev == "(" || prev == ","):
+			i++ // a keyword argument's name
+		case t.kind == tName || t.kind == tNumber || t.kind == tString:
+			if next == "." || next == "[" || next == "(" {
+				return ""
+			}
+		case t.text == "-" && i+1 < len(value) && value[i+1].kind == tNumber && (i == 0 || prev == "(" || prev == "," || prev == "["):
+		case t.text == ",":
+		case t.text == "(" || t.text == "[":
+			open = append(open, t.text)
+		case (t.text == ")" || t.text == "]") && len(open) > 0:
+			top := open[len(open)-1]
+			open = open[:len(open)-1]
+			if top != "(" && top != "[" {
+				if ix.plainFuncs[top] && (ix.owner[k] == ix.Module || !slices.Contains(ix.owner[k].Locals(), top)) {
+					return top
+				}
+				return ""
+			}
+			if closers[top] != t.text || next == "." || next == "[" || next == "(" {
+				return ""
+			}
+		default:
+			return ""
+		}
+	}
+	return ""
+}
+
+// statementValue is the tokens of what a simple statement's toks evaluate
+// first: an assignment's value (after its last `=` outside brackets), a
+// return's, an augmented assignment's to a name, else the whole
+// expression statement; a header's (cond) condition, before its colon.
+// False for other statements.
+func statementValue(toks []token, cond bool) ([]token, bool) {
+	if len(toks) == 0 {
+		return nil, false
+	}
+	if cond {
+		colon := headerColon(toks)
+		return toks[:max(colon, 0)], colon > 0
+	}
+	if toks[0].kind == tName && toks[0].text == "return" {
+		return toks[1:], len(toks) > 1
+	}
+	if toks[0].kind == tName && keywords[toks[0].text] {
+		return nil, false
+	}
+	augmented := func(t token) bool {
+		return t.kind == tOp && len(t.text) >= 2 && strings.HasSuffix(t.text, "=") && !slices.Contains([]string{"==", "!=", "<=", ">="}, t.text)
+	}
+	if len(toks) > 2 && toks[0].kind == tName && augmented(toks[1]) {
+		return toks[2:], true // NAME op= value: the name's load runs no code
+	}
+	from, bad := 0, false
+	scanTop(toks, func(i int) bool {
+		switch t := toks[i]; {
+		case t.kind == tOp && t.text == "=":
+			from = i + 1
+		case t.kind == tOp && t.text == ":", augmented(t):
+			bad = true // an annotation, a walrus, an augmented target that is no name
+		}
+		return !bad
+	})
+	if bad || from >= len(toks) {
+		return nil, false
+	}
+	return toks[from:], true
+}
+
 // plainFunctions are the module functions FixedFunctions gives that are no
 // generator or coroutine: calling one runs its body.
 func (ix *Index) plainFunctions() set {
@@ -353,9 +462,15 @@ func (ix *Index) plainFunctions() set {
 // holds yield, an async def, a generator expression). Stepping over such
 // a line may come back to the frame as a new call (a resumption).
 func (ix *Index) Suspends(n int) bool {
-	return slices.ContainsFunc(ix.RunsOn(n), func(s *Scope) bool {
-		return s.Async || s.Name == "<genexpr>" || s.Kind == Function && ix.yields(s)
-	})
+	return slices.ContainsFunc(ix.RunsOn(n), ix.suspending)
+}
+
+// MaySuspend reports whether any frame of the program may suspend: its text
+// defines a generator, a generator expression or a coroutine.
+func (ix *Index) MaySuspend() bool { return slices.ContainsFunc(ix.Scopes, ix.suspending) }
+
+func (ix *Index) suspending(s *Scope) bool {
+	return s.Async || s.Name == "<genexpr>" || s.Kind == Function && ix.yields(s)
 }
 
 // yields reports whether function s's own code holds yield (a generator).
@@ -373,8 +488,12 @@ func (ix *Index) yields(s *Scope) bool {
 // header) whose calls are only of names no statement but an import binds
 // (builtins, the standard library's) and of methods no def of the program
 // is named after, in a program where nothing else can run its code
-// unasked (closedCalls).
+// unasked (closedCalls); or, in any program, a plain def's header
+// (plainDef).
 func (ix *Index) noCall(n int) bool {
+	if ix.plainDef(n) {
+		return true
+	}
 	_, toks, ok := ix.callSite(n)
 	if !ok || !ix.closedCalls() {
 		return false
@@ -396,6 +515,34 @@ func (ix *Index) noCall(n int) bool {
 			}
 		case ix.boundNotImported[t.text]:
 			return false
+		}
+	}
+	return true
+}
+
+// plainDef reports whether line n is the one-line header of an undecorated
+// def in the module or a function, with no default, no annotation and its
+// body on later lines: running it makes the function and binds its name
+// (in a dict or a fast local, not a class body's namespace, which a
+// metaclass may make), and calls nothing, in any program.
+func (ix *Index) plainDef(n int) bool {
+	sc := ix.Header(n)
+	if sc == nil || sc.Kind != Function || sc.First != n || sc.Line != n || sc.oneLine || sc.Parent == nil ||
+		sc.Parent.Kind != Module && sc.Parent.Kind != Function || !ix.StatementStarts(n) {
+		return false
+	}
+	l := ix.stmts[ix.stmtAt[n-1]]
+	head := keywordAt(l.toks)
+	if l.first != n || l.last != n || head < 0 || tokenText(l.toks, head+2) != "(" {
+		return false
+	}
+	end := matching(l.toks, head+2)
+	if end+2 != len(l.toks) || l.toks[end+1].text != ":" {
+		return false // a return annotation, or more on the line
+	}
+	for _, t := range l.toks[head+3 : end] {
+		if t.kind == tOp && (t.text == "=" || t.text == ":") {
+			return false // a default or an annotation, evaluated as the def runs
 		}
 	}
 	return true

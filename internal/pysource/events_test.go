@@ -125,7 +125,8 @@ func TestCertainCall(t *testing.T) {
 }
 
 // TestNoCall: the lines that never call the program's code, in programs
-// whose code runs only where the text calls it by name.
+// whose code runs only where the text calls it by name; a plain def's
+// header in any program.
 func TestNoCall(t *testing.T) {
 	closed := strings.Join([]string{
 		"import math",                   // 1: an import: left out
@@ -149,10 +150,10 @@ func TestNoCall(t *testing.T) {
 			got = append(got, n)
 		}
 	}
-	if want := []int{5, 7, 10, 12, 13}; !slices.Equal(got, want) {
+	if want := []int{5, 6, 7, 10, 12, 13}; !slices.Equal(got, want) { // 6: a plain def
 		t.Errorf("lines calling nothing %v, want %v", got, want)
 	}
-	// code that may run unasked: none is sure
+	// code that may run unasked: none is sure but a plain def's header
 	for name, src := range map[string]string{
 		"a dunder method":   "class P:\n    def __repr__(self):\n        return 'P'\nprint(P)\n",
 		"a passed function": "def key(v):\n    return -v\nprint(sorted([1, 2], key=key))\n",
@@ -163,10 +164,42 @@ func TestNoCall(t *testing.T) {
 	} {
 		ix := New(src)
 		for n := 1; n <= len(ix.Lines); n++ {
-			if ix.CallsProgram(n) == NoCall {
+			if ix.CallsProgram(n) == NoCall && !strings.HasPrefix(ix.Line(n), "def ") {
 				t.Errorf("%s: line %d (%q) said to call nothing", name, n, ix.Line(n))
 			}
 		}
+	}
+	// a def's header calls nothing in any program, unless it evaluates something
+	defs := strings.Join([]string{
+		"import doctest",                // 1
+		"def plain(a, *b, **c):",        // 2: yes
+		"    def inner(x):",             // 3: yes
+		"        return x",              // 4
+		"    return inner",              // 5
+		"def default(a=plain(1)):",      // 6: a default
+		"    pass",                      // 7
+		"def annotated(a: int) -> int:", // 8: annotations
+		"    return a",                  // 9
+		"@plain",                        // 10
+		"def decorated(a):",             // 11: a decorator
+		"    return a",                  // 12
+		"class C:",                      // 13
+		"    def m(self):",              // 14: a class body's namespace
+		"        return 1",              // 15
+		"def one(x): return plain(x)",   // 16: its body on the line
+		"def wide(a,",                   // 17: over two lines
+		"         b):",                  // 18
+		"    return a",                  // 19
+	}, "\n") + "\n"
+	ix = New(defs)
+	got = nil
+	for n := 1; n <= len(ix.Lines); n++ {
+		if ix.CallsProgram(n) == NoCall {
+			got = append(got, n)
+		}
+	}
+	if want := []int{2, 3}; !slices.Equal(got, want) {
+		t.Errorf("plain defs %v, want %v", got, want)
 	}
 }
 
@@ -258,8 +291,8 @@ func TestDead(t *testing.T) {
 	}
 }
 
-// TestReturnedName: the `return NAME` lines whose line event the frame's
-// return of NAME follows.
+// TestReturnedName: the `return NAME` and `yield NAME` lines whose line
+// event the frame's return of NAME follows.
 func TestReturnedName(t *testing.T) {
 	src := strings.Join([]string{
 		"def f(a):",               // 1
@@ -271,7 +304,7 @@ func TestReturnedName(t *testing.T) {
 		"    finally:",            // 7
 		"        a = 0",           // 8
 		"def h(a):",               // 9
-		"    yield a",             // 10
+		"    yield a",             // 10: yes, a generator's yield
 		"    return a",            // 11: a generator's
 		"def k(a):",               // 12
 		"    with open(a) as fh:", // 13
@@ -285,6 +318,14 @@ func TestReturnedName(t *testing.T) {
 		"        return k",        // 21: returning closes the loop's iterator (a generator's runs)
 		"    for j in range(3):",  // 22
 		"        return j",        // 23: yes
+		"def gen(n):",             // 24
+		"    while n:",            // 25
+		"        yield n",         // 26: yes, in a loop
+		"        n -= 1",          // 27
+		"async def agen(n):",      // 28
+		"    yield n",             // 29: an async generator yields a wrapper
+		"def hg(a):",              // 30
+		"    x = yield a",         // 31: not the whole statement
 	}, "\n") + "\n"
 	ix := New(src)
 	var names []int
@@ -293,7 +334,7 @@ func TestReturnedName(t *testing.T) {
 			names = append(names, n)
 		}
 	}
-	if want := []int{3, 16, 23}; !slices.Equal(names, want) {
+	if want := []int{3, 10, 16, 23, 26}; !slices.Equal(names, want) {
 		t.Errorf("return NAME lines %v, want %v", names, want)
 	}
 }
@@ -356,5 +397,82 @@ func TestCalledByModule(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFirstCall: the module function whose call comes first after a line
+// event, where the text fixes it.
+func TestFirstCall(t *testing.T) {
+	defs := "def f(x):\n    return x\ndef g(x, y=0):\n    return x\nclass C:\n    def m(self):\n        return f(1)\n"
+	for _, tc := range []struct{ stmt, want string }{
+		{"out = f(g(1))", "g"},
+		{"print(f(2), g(3))", "f"},
+		{"a = b = g(f(-1), y=[1, 'x'])", "f"},
+		{"d = {}\nd[0] = f(1)", "f"},
+		{"n = 1\nn += f(n)", "f"},
+		{"return_ = (f(1), 2)", "f"},
+		{"if f(1):\n    pass", "f"},
+		{"print(len('ab'), f(1))", ""},      // len runs first: a builtin that may call back
+		{"x = [1]\nprint(x[0], f(1))", ""},  // a subscript first
+		{"c = C()\nprint(c.m(), f(1))", ""}, // a method first
+		{"print(1 + 2, f(1))", ""},          // an operator first
+		{"print(*[1], f(1))", ""},           // unpacking
+		{"print(f'{f(1)}')", ""},            // an f-string field
+		{"print(f(1) if 1 else g(1))", ""},  // certainCall: may skip
+		{"x: int = f(1)", ""},               // an annotation
+		{"print(C())", ""},                  // a class, not a function
+	} {
+		src := defs + tc.stmt + "\n"
+		ix := New(src)
+		n := len(ix.Lines)
+		if strings.HasPrefix(tc.stmt, "if ") {
+			n--
+		}
+		if got := ix.FirstCall(n); got != tc.want {
+			t.Errorf("%q: first call %q, want %q", tc.stmt, got, tc.want)
+		}
+	}
+	inner := "def f(x):\n    return x\ndef h():\n    f = len\n    return f(1)\nprint(h())\n"
+	if got := New(inner).FirstCall(5); got != "" {
+		t.Errorf("a local f: first call %q, want none", got)
+	}
+}
+
+// TestReturnsTo: the lines a caller may go on at after a function's return:
+// those of every scope that runs a call of it, a comprehension's too.
+func TestReturnsTo(t *testing.T) {
+	src := strings.Join([]string{
+		"def f(x):",                           // 1
+		"    return x",                        // 2
+		"def g(n):",                           // 3
+		"    return [f(i) for i in range(n)]", // 4: g's and the comprehension's
+		"def h():",                            // 5
+		"    yield 1",                         // 6
+		"def unused():",                       // 7
+		"    return 0",                        // 8
+		"def m(y):",                           // 9
+		"    return y + 1",                    // 10
+		"print(g(2), m(1))",                   // 11
+		"print(list(h()))",                    // 12
+	}, "\n") + "\n"
+	ix := New(src)
+	for _, tc := range []struct {
+		line int
+		want []int // nil: no rule
+	}{
+		{2, []int{4}},                      // f: called in g's comprehension, on g's line
+		{10, []int{1, 3, 5, 7, 9, 11, 12}}, // m: called by the module (whose def lines run in it)
+		{4, nil},                           // g's or the comprehension's return
+		{6, nil},                           // a generator: resumed by whoever holds it
+		{8, nil},                           // no call in the text: called from outside
+		{11, nil},                          // the module
+	} {
+		got, ok := ix.ReturnsTo(tc.line)
+		if ok != (tc.want != nil) || !slices.Equal(got, tc.want) {
+			t.Errorf("line %d: ReturnsTo %v (%v), want %v", tc.line, got, ok, tc.want)
+		}
+	}
+	if _, ok := New(src + "import doctest\n").ReturnsTo(2); ok {
+		t.Error("doctest may call f from a docstring: no rule")
 	}
 }

@@ -175,9 +175,9 @@ func (ix *Index) AssignsValue(n int, valueOf func(name string) (string, bool)) (
 const maxFoldedRepr = 80
 
 // AppendsValue reports, where line n's statement is `NAME.append(EXPR)`
-// on one line, NAME and the repr its list shows after it, given the
-// frame's locals at its line event (locals, by name): NAME's repr is a
-// whole list, and EXPR is another local's name (its repr) or an
+// or `NAME.reverse()` on one line, NAME and the repr its list shows after
+// it, given the frame's locals at its line event (locals, by name): NAME's
+// repr is a whole list, and EXPR is another local's name (its repr) or an
 // expression AssignsValue reads. The statement calls nothing Python runs
 // and cannot raise: the frame's next event is its next line's (or its
 // return), with NAME's list one item longer and every other local as it
@@ -188,7 +188,9 @@ func (ix *Index) AppendsValue(n int, locals iter.Seq2[string, string]) (name, re
 		return "", "", false
 	}
 	t := ix.stmts[ix.stmtAt[n-1]].toks
-	if len(t) < 6 || t[0].kind != tName || keywords[t[0].text] || t[1].text != "." || t[2].text != "append" || t[3].text != "(" || matching(t, 3) != len(t)-1 {
+	reverse := len(t) == 5 && t[2].text == "reverse" && t[4].text == ")"
+	if len(t) < 5 || t[0].kind != tName || keywords[t[0].text] || t[1].text != "." || t[2].text != "append" && !reverse || t[3].text != "(" ||
+		matching(t, 3) != len(t)-1 || len(t) == 5 && !reverse {
 		return "", "", false
 	}
 	valueOf := func(name string) (string, bool) {
@@ -208,6 +210,12 @@ func (ix *Index) AppendsValue(n int, locals iter.Seq2[string, string]) (name, re
 		if k != name && strings.Contains(v, list) {
 			return "", "", false
 		}
+	}
+	if reverse {
+		items, _ := reprItems(list)
+		slices.Reverse(items)
+		repr = "[" + strings.Join(items, ", ") + "]"
+		return name, repr, len(repr) <= maxFoldedRepr
 	}
 	arg := t[4 : len(t)-1]
 	var item string

@@ -232,7 +232,7 @@ func TestAssignsValue(t *testing.T) {
 }
 
 func TestAppendsValue(t *testing.T) {
-	locals := map[string]string{"out": "['b']", "none": "[]", "ch": "'a'", "n": "3", "obj": "<X object at 0x0>", "grid": "[[1], [2]]", "row": "[2]", "cut": "[1, 2...", "bad": "<repr raised AttributeError>"}
+	locals := map[string]string{"out": "['b']", "none": "[]", "pair": "[[1, 'x'], 2]", "ch": "'a'", "n": "3", "obj": "<X object at 0x0>", "grid": "[[1], [2]]", "row": "[2]", "cut": "[1, 2...", "bad": "<repr raised AttributeError>"}
 	each := func(yield func(string, string) bool) {
 		for k, v := range locals {
 			if !yield(k, v) {
@@ -257,6 +257,13 @@ func TestAppendsValue(t *testing.T) {
 		{"out.append(ch * 80)", "", "", false},
 		{"out.extend(ch)", "", "", false},
 		{"out.append(ch); n = 1", "", "", false},
+		{"grid.reverse()", "grid", "[[2], [1]]", true}, // its lists stay as they are
+		{"row.reverse()", "", "", false},               // grid may hold it
+		{"out.reverse()", "out", "['b']", true},
+		{"none.reverse()", "none", "[]", true},
+		{"ch.reverse()", "", "", false},
+		{"pair.reverse()", "pair", "[2, [1, 'x']]", true},
+		{"out.reverse(1)", "", "", false},
 	} {
 		name, repr, ok := New(tc.src+"\n").AppendsValue(1, each)
 		if name != tc.name || repr != tc.repr || ok != tc.ok {

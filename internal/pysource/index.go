@@ -589,25 +589,39 @@ func (ix *Index) ReturnedCall(n int) string {
 	return toks[1].text
 }
 
-// ReturnedName is NAME where line n's statement is `return NAME` on one
-// line in a function's own code whose return runs nothing on the way out
-// (no finally block or with exit crossed: flowGraph.crossed) and whose
+// ReturnedName is NAME where line n's statement is, on one line in a
+// function's own code, `return NAME` whose return runs nothing on the way
+// out (no finally block or with exit crossed: flowGraph.crossed) and whose
 // frame cannot suspend (no generator or coroutine), nor in a for loop over
 // anything but a literal or range (returning drops the loop's iterator: a
-// generator's is closed, which runs its code), else "". After the line
-// event there the next event is the frame's return of NAME's value, if
-// NAME is bound: evaluating a name runs no code.
+// generator's is closed, which runs its code), or a generator's statement
+// `yield NAME` (not an async generator's, which yields a wrapper), else "".
+// After the line event there the next event is the frame's return of
+// NAME's value, if NAME is bound: evaluating a name runs no code, and
+// suspending leaves no block.
 func (ix *Index) ReturnedName(n int) string {
-	if !ix.StatementStarts(n) || ix.Suspends(n) {
+	if !ix.StatementStarts(n) {
 		return ""
 	}
 	k := ix.stmtAt[n-1]
 	l := ix.stmts[k]
-	if l.first != l.last || len(l.toks) != 2 || l.toks[0].text != "return" || l.toks[1].kind != tName || keywords[l.toks[1].text] ||
+	if l.first != l.last || len(l.toks) != 2 || l.toks[1].kind != tName || keywords[l.toks[1].text] ||
 		ix.owner[k].Kind != Function {
 		return ""
 	}
-	if w := ix.flowWalk(); w.unknown || len(w.crossed(k, -1)) > 0 || ix.inIteratorLoop(k) {
+	switch l.toks[0].text {
+	case "yield":
+		if ix.owner[k].Async {
+			return ""
+		}
+	case "return":
+		if ix.Suspends(n) {
+			return ""
+		}
+		if w := ix.flowWalk(); w.unknown || len(w.crossed(k, -1)) > 0 || ix.inIteratorLoop(k) {
+			return ""
+		}
+	default:
 		return ""
 	}
 	return l.toks[1].text

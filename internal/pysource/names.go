@@ -823,6 +823,48 @@ func (ix *Index) readCalledOnly() {
 	ix.callSites = slices.DeleteFunc(sites, func(c callSite) bool { return defs[ix.stmts[c.stmt].toks[c.tok].text] == nil })
 }
 
+// ReturnsTo lists the lines where, after a return event on line n, the
+// next line, return or exception event may be: n's frame is a function's
+// every call of which the text shows (calledOnly), and its caller is a
+// frame running one of those calls, which goes on in its own code (every
+// line of a scope that runs a call's line: the statement's owner, and a
+// comprehension or lambda there). A call event may come first (another
+// call on the caller's line, a finalizer, a closed generator), which this
+// does not restrict. ok false where n runs in several scopes, in a
+// generator or coroutine (resumed by whoever holds it), or in a program
+// that may run threads or calls the text does not show (doctest, timeit,
+// eval, a call through the module object: sys.modules, __main__).
+func (ix *Index) ReturnsTo(n int) (lines []int, ok bool) {
+	runs := ix.RunsOn(n)
+	if len(runs) != 1 || runs[0].Kind != Function || ix.suspending(runs[0]) || ix.RunsThreads() ||
+		ix.namesAnywhere("getattr", "eval", "exec", "__main__", "modules", "doctest", "timeit", "settrace", "setprofile") {
+		return nil, false
+	}
+	sc := runs[0]
+	defs, sites := ix.calledOnly()
+	if defs[sc.Name] != sc {
+		return nil, false
+	}
+	callers := map[*Scope]bool{}
+	for _, site := range sites {
+		t := ix.stmts[site.stmt].toks[site.tok]
+		if t.text == sc.Name {
+			for _, c := range ix.RunsOn(t.line) {
+				callers[c] = true
+			}
+		}
+	}
+	if len(callers) == 0 {
+		return nil, false // called from outside the text (a --call program's caller)
+	}
+	for m := 1; m <= len(ix.Lines); m++ {
+		if slices.ContainsFunc(ix.RunsOn(m), func(c *Scope) bool { return callers[c] }) {
+			lines = append(lines, m)
+		}
+	}
+	return lines, true
+}
+
 // NoEscape reports whether no exception can leave a frame of function sc
 // but into the module's frame, and from there out of the run: sc is a
 // function every call of which the text shows (calledOnly) that neither

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"ndb/debugger"
 	"ndb/format"
 	"ndb/internal/paths"
 	"ndb/internal/pysource"
@@ -198,7 +199,7 @@ func TestPassedAndAheadHoldOnRealTraces(t *testing.T) {
 func TestSilentHoldsOnRealTraces(t *testing.T) {
 	tr, programs := realTracePrograms(t)
 	defer tr.Close()
-	silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, byModule, assigned, loops, ahead, selves, args, afterCall, endsRight, escapeFree, caught, sureBound, callerKept, events := 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+	silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, byModule, assigned, loops, ahead, selves, args, afterCall, endsRight, escapeFree, caught, sureBound, callerKept, firstCalls, afterReturns, backs, caughtBack, events := 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 	for _, prog := range programs {
 		trace, err := tr.Trace(context.Background(), prog)
 		if err != nil {
@@ -206,6 +207,20 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 		}
 		ix := pysource.New(prog.Source)
 		scopes := programScopes(nil, prog.Source)
+		if st := trace.States; len(st) > 0 && st[0].Event == tracer.EventCall && st[0].Function == "<module>" {
+			// a script: no step back but from the module's call reaches the entry (scriptEnds)
+			tree := debugger.NewTree(trace)
+			for i := 1; i < len(st); i += max(1, len(st)/50) {
+				for _, a := range debugger.InverseActions {
+					for _, p := range []debugger.Pos{{Index: i}, {Index: i, LineCall: true}} {
+						backs++
+						if tree.Apply(p, debugger.Command{Action: a}) == debugger.EntryExit {
+							t.Errorf("%s: %s from state %d (%+v) reaches the entry", prog.Path, a, i, p)
+						}
+					}
+				}
+			}
+		}
 		// per line or call event: the index of its frame's next return event
 		returnAt, next := map[int]int{}, map[int]int{}
 		for i := len(trace.States) - 1; i >= 0; i-- {
@@ -308,6 +323,18 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 					}
 				}
 			}
+			if s.Event == tracer.EventReturn && trace.Exit.Kind == tracer.ExitNormal && scopes.caught(s.Src) {
+				// backwards (withLineFlow): the frame's state before its return
+				for j := i - 1; j >= 0; j-- {
+					if p := trace.States[j]; p.Frame == s.Frame {
+						caughtBack++
+						if ends, ok := scopes.endsAfter(s.Src); p.Event == tracer.EventException && (p.Src != s.Src || !scopes.forHeader(s.Src) || ok && len(ends) == 0) {
+							t.Errorf("%s: the return on line %d (%q) of %s, which caught says no exception leaves, comes right after its exception event on line %d", prog.Path, s.Lineno, s.Src, s.Function, p.Lineno)
+						}
+						break
+					}
+				}
+			}
 			if s.Event == tracer.EventException && trace.Exit.Kind == tracer.ExitNormal && scopes.caught(s.Src) {
 				if next := nextOfFrame(trace.States, i); next >= 0 {
 					caught++
@@ -402,6 +429,20 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 						t.Errorf("%s: line %d (%q), which CertainCall says calls the program, is followed by a %s event on line %d", prog.Path, s.Lineno, ix.Line(s.Lineno), next.Event, next.Lineno)
 					}
 				}
+				if name := ix.FirstCall(s.Lineno); name != "" && i+1 < len(trace.States) && trace.States[i+1].Event == tracer.EventCall {
+					firstCalls++
+					if next, sc := trace.States[i+1], ix.Lookup(name); next.Function != name || sc == nil || next.Lineno != sc.First {
+						t.Errorf("%s: line %d (%q), whose first call FirstCall says is %s, is followed by the call of %s on line %d", prog.Path, s.Lineno, ix.Line(s.Lineno), name, next.Function, next.Lineno)
+					}
+				}
+			}
+			if s.Event == tracer.EventReturn && i+1 < len(trace.States) && trace.States[i+1].Event != tracer.EventCall {
+				if lines, ok := ix.ReturnsTo(s.Lineno); ok {
+					afterReturns++
+					if next := trace.States[i+1]; !slices.Contains(lines, next.Lineno) {
+						t.Errorf("%s: the return of %s on line %d is followed by a %s event of %s on line %d, not on ReturnsTo's lines %v", prog.Path, s.Function, s.Lineno, next.Event, next.Function, next.Lineno, lines)
+					}
+				}
 			}
 			if next := i + 1; s.Event == tracer.EventLine && next < len(trace.States) && trace.States[next].Event == tracer.EventReturn && trace.States[next].Frame == s.Frame {
 				if ends, ok := scopes.endsAfter(s.Src); ok {
@@ -445,9 +486,9 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 			events++
 		}
 	}
-	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent, %d dead, %d quiet; %d line events of a certain call, %d of none; %d calls to a known first line; %d returns of a name; %d returns whose value the text fixes; %d returns on ReturnLines; %d calls of defs only the module calls; %d assignments of a literal or a value the locals fix and appends; %d loop headers' locals known from the next line's; %d steps from a loop's or branch's header known ahead; %d method frames' self; %d literal arguments; %d first lines after a call; %d returns right after a line; %d returns of frames no exception leaves; %d exceptions caught; %d names a line surely binds; %d names a caller keeps",
-		len(programs), events, silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, byModule, assigned, loops, ahead, selves, args, afterCall, endsRight, escapeFree, caught, sureBound, callerKept)
-	if selves < 50 || args < 50 || escapeFree < 50 || caught < 5 || sureBound < 50 || callerKept < 50 || afterCall < 50 || endsRight < 50 || silent < 50 || dead < 4 || quiet < 50 || calls < 50 || noCalls < 50 || entries < 50 || returned < 50 || fixed < 50 || returnLines < 50 || byModule < 20 || assigned < 50 {
+	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent, %d dead, %d quiet; %d line events of a certain call, %d of none; %d calls to a known first line; %d returns of a name; %d returns whose value the text fixes; %d returns on ReturnLines; %d calls of defs only the module calls; %d assignments of a literal or a value the locals fix and appends; %d loop headers' locals known from the next line's; %d steps from a loop's or branch's header known ahead; %d method frames' self; %d literal arguments; %d first lines after a call; %d returns right after a line; %d returns of frames no exception leaves; %d exceptions caught; %d names a line surely binds; %d names a caller keeps; %d first calls of a line; %d steps after a return; %d steps back in scripts; %d returns of frames no exception leaves, backwards",
+		len(programs), events, silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, byModule, assigned, loops, ahead, selves, args, afterCall, endsRight, escapeFree, caught, sureBound, callerKept, firstCalls, afterReturns, backs, caughtBack)
+	if selves < 50 || args < 50 || escapeFree < 50 || caught < 5 || sureBound < 50 || callerKept < 50 || firstCalls < 20 || afterReturns < 50 || backs < 50 || caughtBack < 50 || afterCall < 50 || endsRight < 50 || silent < 50 || dead < 4 || quiet < 50 || calls < 50 || noCalls < 50 || entries < 50 || returned < 50 || fixed < 50 || returnLines < 50 || byModule < 20 || assigned < 50 {
 		t.Fatalf("too few silent or quiet lines checked: %d, %d", silent, quiet)
 	}
 }
@@ -1070,6 +1111,28 @@ func TestReturnedNameValue(t *testing.T) {
 	}
 }
 
+// TestYieldedNameValue: after a stop on a generator's `yield NAME`, its
+// return frame (the yield's) shows NAME's value, by any forward step.
+func TestYieldedNameValue(t *testing.T) {
+	src := "def evens(limit):\n    n = 0\n    while n < limit:\n        if n % 2 == 0:\n            yield n\n        n += 1\n\n" +
+		"total = 0\nfor v in evens(7):\n    total += v\n"
+	at := `<|line_sep|><|arg_sep|>{"limit": "7", "n": "4"}<|src_sep|>            yield n<|action_sep|>`
+	head := `<|return_sep|><|src_sep|>            yield n<|arg_sep|>`
+	for _, tc := range []struct {
+		name, frames, action, want string
+	}{
+		{"step_into", at, format.TokStepInto, `"4"`},
+		{"step_over", at, format.TokStepOver, `"4"`},
+		{"step_return", at, format.TokStepReturn, `"4"`},
+		{"not shown", `<|line_sep|><|arg_sep|>{"..": ".."}<|src_sep|>            yield n<|action_sep|>`, format.TokStepInto, ""},
+	} {
+		r := promptRules(nil, stepPrompt(src, tc.frames, tc.action))
+		if got := r.valueFor(head); got != tc.want {
+			t.Errorf("%s: value %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
 // checkLoopBack checks, where line event s follows its frame's line event
 // h on a for loop's header, what the loop rule (loopLocals) says h's
 // locals were: in the body, the target's item before (ItemBefore) or no
@@ -1408,6 +1471,27 @@ func TestEscapeFreeReturns(t *testing.T) {
 			}
 		}
 	}
+	// backwards: a step back from such a frame's return finds no exception
+	// event of it, but on a for header where the loop's iterator ended it
+	end := `<|inv_return_sep|><|src_sep|>    pass<|arg_sep|>"None"<|action_sep|><|inv_step_into|><|frame_sep|>`
+	loop := "def gen():\n    yield 1\n\ndef walk():\n    for v in gen():\n        print(v)\n\nwalk()\n"
+	for _, tc := range []struct {
+		name, src, frame string
+		want             []string // nil: not refused
+	}{
+		{"main's return", src, end + `<|inv_return_sep|><|src_sep|>    return len(nums)<|arg_sep|>"2"<|action_sep|>`, []string{}},
+		{"the module's return", src, `<|inv_return_sep|><|src_sep|>    pass<|arg_sep|>"None"<|action_sep|>`, []string{}},
+		{"risky's, called in a try", src, end + `<|inv_return_sep|><|src_sep|>    return x<|arg_sep|>"1"<|action_sep|>`, nil},
+		{"a for loop's end", loop, `<|inv_return_sep|><|src_sep|>walk()<|arg_sep|>"None"<|action_sep|><|inv_step_into|><|frame_sep|><|inv_return_sep|><|src_sep|>    for v in gen():<|arg_sep|>"None"<|action_sep|>`, []string{"    for v in gen():"}},
+	} {
+		for _, action := range []string{format.TokInvStepInto, format.TokInvStepOver} {
+			r := promptRules(nil, stepPrompt(tc.src, tc.frame, action))
+			got, ruled := r.scope[format.TokInvExceptionSep]
+			if tc.want == nil && ruled && len(got) == 0 || tc.want != nil && (!ruled || !slices.Equal(got, sortedSet(tc.want))) {
+				t.Errorf("%s %s: exception frames %q (a rule: %v), want %q", tc.name, action, got, ruled, tc.want)
+			}
+		}
+	}
 }
 
 // TestScriptEndsNormally: a script's exit frame is exit_normal (as its
@@ -1432,6 +1516,29 @@ func TestScriptEndsNormally(t *testing.T) {
 		}
 		if _, ruled := r.scope[format.TokExitNormal]; ruled {
 			t.Errorf("%s: exit_normal ruled", tc.name)
+		}
+	}
+}
+
+// TestScriptEntryOnlyFromModuleCall: in a script, only a step back from
+// the module's call answers inv_exit_entry; any other frame's step back
+// (inv_step_call from a function's call included) reaches that call first.
+func TestScriptEntryOnlyFromModuleCall(t *testing.T) {
+	src := "def f(a):\n    return 1 // a\n\nprint(f(1))\n"
+	end := `<|inv_return_sep|><|src_sep|>print(f(1))<|arg_sep|>"None"<|action_sep|><|inv_step_into|><|frame_sep|>`
+	for _, tc := range []struct {
+		name, frames, action string
+		refused              bool
+	}{
+		{"inv_step_call from a function's call", end + `<|inv_call_sep|><|src_sep|>def f(a):<|arg_sep|>{"a": "1"}<|action_sep|>`, format.TokInvStepCall, true},
+		{"inv_step_into from a module line", end + `<|inv_line_sep|><|src_sep|>print(f(1))<|arg_sep|>{"f": "<function f at 0x0>"}<|action_sep|>`, format.TokInvStepInto, true},
+		{"from the module's call", end + `<|inv_call_sep|><|src_sep|><|arg_sep|>{}<|action_sep|>`, format.TokInvStepInto, false},
+		{"not a script", `<|inv_call_sep|><|src_sep|>def f(a):<|arg_sep|>{"a": "1"}<|action_sep|>`, format.TokInvStepCall, false},
+	} {
+		r := promptRules(nil, stepPrompt(src, tc.frames, tc.action))
+		entries, ruled := r.scope[format.TokInvExitEntry]
+		if refused := ruled && len(entries) == 0; refused != tc.refused {
+			t.Errorf("%s: inv_exit_entry refused %v, want %v", tc.name, refused, tc.refused)
 		}
 	}
 }

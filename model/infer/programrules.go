@@ -655,12 +655,11 @@ func (r *programRules) unelided(cur string, names sortedSet) sortedSet {
 // inv_step_over and it is a line frame: an inverse line frame answering
 // it is one step back in the same frame. Nil otherwise.
 func backNames(prompt string) []string {
-	last, k, step, err := lastStep(prompt)
+	f, step, err := lastFrame(prompt)
 	if err != nil || step.Action != debugger.InvStepInto && step.Action != debugger.InvStepOver {
 		return nil
 	}
-	f, err := format.ParseFrame(last[:k+len(format.TokActionSep)])
-	if err != nil || f.Kind != format.Line && f.Kind != format.InvLine {
+	if f.Kind != format.Line && f.Kind != format.InvLine {
 		return nil
 	}
 	locals, ok := format.LastLocals(promptFrames(prompt))
@@ -729,22 +728,30 @@ func promptRules(compiled func(src string) *pysource.Compiled, prompt string) *p
 	}
 	r.holdEnds()
 	if script {
-		r.scriptEndsNormally()
+		r.scriptEnds(prompt)
 	}
 	return &r
 }
 
-// scriptEndsNormally keeps a script's exit frame to exit_normal: as
-// EndLines decides for its module's return, ndb predicts that a script
-// runs to its end (ndb gen and the evaluation drop scripts that end in an
-// uncaught exception or past the event limit, so the model never saw
-// either exit after a script's return, yet wrote exit_error there).
-func (r *programRules) scriptEndsNormally() {
+// scriptEnds keeps a script's exit frames to where its trace has them.
+// Forward, exit_normal only: as EndLines decides for its module's return,
+// ndb predicts that a script runs to its end (ndb gen and the evaluation
+// drop scripts that end in an uncaught exception or past the event limit,
+// so the model never saw either exit after a script's return, yet wrote
+// exit_error there). Backward, inv_exit_entry only from the module's call:
+// a script's trace opens with that call, which every step back and every
+// inv_step_call from a later state reaches first (the model answered
+// inv_step_call from a function's call with inv_exit_entry where doctest,
+// which ndb does not trace, had called it).
+func (r *programRules) scriptEnds(prompt string) {
 	scope := maps.Clone(r.scope)
 	if scope == nil {
 		scope = map[string]sortedSet{}
 	}
 	scope[format.TokExitError], scope[format.TokExitNever] = sortedSet{}, sortedSet{}
+	if f, step, err := lastFrame(prompt); err == nil && step.Action.Inverse() && !((f.Kind == format.Call || f.Kind == format.InvCall) && f.Src == "") {
+		scope[format.TokInvExitEntry] = sortedSet{}
+	}
 	r.scope = scope
 }
 
@@ -1001,14 +1008,10 @@ func (s sortedSet) hasPrefix(x string) bool {
 // continue jump, after a frame without locals, and one step back from a
 // call, which lands in another frame (format.Builder diffs only within one).
 func wholeAnswer(prompt string) bool {
-	last, k, step, err := lastStep(prompt)
-	if err != nil {
-		return false
-	}
+	f, step, err := lastFrame(prompt)
 	if step.Action == debugger.Breakpoint || step.Action == debugger.Continue {
 		return true
 	}
-	f, err := format.ParseFrame(last[:k+len(format.TokActionSep)])
 	back := step.Action == debugger.InvStepInto || step.Action == debugger.InvStepOver
 	return err == nil && (!f.Kind.HasLocals() || back && f.Kind == format.InvCall)
 }

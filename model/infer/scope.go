@@ -363,6 +363,9 @@ func (s *scopeRules) functionLines(prompt string, script bool) map[string]sorted
 		return map[string]sortedSet{format.TokInvCallSep: {""}, format.TokInvLineSep: none, format.TokInvLineCallSep: none,
 			format.TokInvReturnSep: none, format.TokInvExceptionSep: none, format.TokInvExitEntry: none}
 	}
+	if f.Kind == format.Return {
+		return s.afterReturn(f.Src, inverse)
+	}
 	scopes := map[int]bool{}
 	for n := range s.linesWith(f.Src) {
 		switch f.Kind {
@@ -407,6 +410,35 @@ func (s *scopeRules) functionLines(prompt string, script bool) map[string]sorted
 	calls = append(calls, lines...)
 	calls.sort()
 	return map[string]sortedSet{format.TokInvLineSep: lines, format.TokInvLineCallSep: lines, format.TokInvCallSep: calls}
+}
+
+// afterReturn is functionLines' rule for a step forward from a return
+// frame on a line of text src: the caller goes on, so a line, return or
+// exception frame shows a line of a frame that calls the returning
+// function (pysource's ReturnsTo, every line of the text alike); nil for
+// no rule. Why: the model answered a step from `return total` with that
+// return again, and from binary_search's `return mid` with its `return -1`.
+func (s *scopeRules) afterReturn(src string, inverse bool) map[string]sortedSet {
+	if inverse {
+		return nil
+	}
+	seen := map[string]bool{}
+	for n := range s.linesWith(src) {
+		to, ok := s.ix.ReturnsTo(n)
+		if !ok {
+			return nil
+		}
+		for _, m := range to {
+			if l := s.lines[m-1]; executable(l) {
+				seen[l] = true
+			}
+		}
+	}
+	if len(seen) == 0 {
+		return nil
+	}
+	lines := sortedSet(slices.Sorted(maps.Keys(seen)))
+	return map[string]sortedSet{format.TokLineSep: lines, format.TokReturnSep: lines, format.TokExceptionSep: lines}
 }
 
 // backToModuleCall reports whether inv_step_call from frame f goes back to
@@ -634,6 +666,19 @@ func (s *scopeRules) withLineFlow(rule map[string]sortedSet, last string, k int,
 			return out
 		}
 	}
+	if err == nil && f.Kind == format.InvReturn && script && s.caught(f.Src) {
+		// backwards the same: the frame's return comes right after its own
+		// exception event only where a for loop's iterator ended it
+		out := maps.Clone(rule)
+		if out == nil {
+			out = map[string]sortedSet{}
+		}
+		out[format.TokInvExceptionSep] = sortedSet{}
+		if ends, ok := s.endsAfter(f.Src); (!ok || len(ends) > 0) && s.forHeader(f.Src) {
+			out[format.TokInvExceptionSep] = sortedSet{f.Src}
+		}
+		return out
+	}
 	if err != nil || !backward && f.Kind != format.Line || backward && f.Kind != format.InvLine && f.Kind != format.InvLineCall {
 		return rule
 	}
@@ -676,6 +721,9 @@ func (s *scopeRules) withLineFlow(rule map[string]sortedSet, last string, k int,
 	case step.Action == debugger.StepInto && s.calls(f.Src) == pysource.CertainCall:
 		// its call comes next (or an exception): no line, no return
 		out[format.TokLineSep], out[format.TokReturnSep] = sortedSet{}, sortedSet{}
+		if def, ok := s.firstCall(f.Src); ok {
+			out[format.TokCallSep] = sortedSet{def}
+		}
 	case step.Action == debugger.StepInto && s.calls(f.Src) == pysource.NoCall:
 		out[format.TokCallSep] = sortedSet{}
 	}
@@ -875,6 +923,22 @@ func (s *scopeRules) calls(src string) pysource.Calling {
 	return s.calling[src]
 }
 
+// firstCall is the def line of the function whose call comes first after
+// a line event on every line of text src (pysource's FirstCall); false
+// where one of them does not fix it or two differ.
+func (s *scopeRules) firstCall(src string) (string, bool) {
+	def := ""
+	for n := range s.linesWith(src) {
+		name := s.ix.FirstCall(n)
+		sc := s.ix.Lookup(name)
+		if name == "" || sc == nil || sc.First < 1 || def != "" && s.lines[sc.First-1] != def {
+			return "", false
+		}
+		def = s.lines[sc.First-1]
+	}
+	return def, def != ""
+}
+
 // flowLines are the texts of the lines a line event on a line of text src
 // can go to next (backward: come from) in its frame, and src itself where
 // copy is set: backwards from the copy of a line that made a call (an
@@ -1010,15 +1074,21 @@ func lastStep(prompt string) (last string, k int, step format.Step, err error) {
 	return last, k, step, err
 }
 
+// lastFrame is the prompt's last frame and the step asked from it.
+func lastFrame(prompt string) (format.Frame, format.Step, error) {
+	last, k, step, err := lastStep(prompt)
+	if err != nil {
+		return format.Frame{}, step, err
+	}
+	f, err := format.ParseFrame(last[:k+len(format.TokActionSep)])
+	return f, step, err
+}
+
 // inModule reports whether the prompt's last frame is the module's (a
 // line or exception event on a line only the module runs, or a script's
 // module call: no line), and the step asked from it.
 func (s *scopeRules) inModule(prompt string) (format.Step, bool) {
-	last, k, step, err := lastStep(prompt)
-	if err != nil {
-		return step, false
-	}
-	f, err := format.ParseFrame(last[:k+len(format.TokActionSep)])
+	f, step, err := lastFrame(prompt)
 	if err != nil {
 		return step, false
 	}
@@ -1116,12 +1186,11 @@ func (s *scopeRules) returnValues(prompt string) map[string]string {
 // back to a header on the hand-written scripts were wrong, 9 of 11 on
 // realworld files). Not in a program that may run threads.
 func (s *scopeRules) loopLocals(prompt string) map[string]string {
-	last, k, step, err := lastStep(prompt)
+	f, step, err := lastFrame(prompt)
 	if err != nil || step.Action != debugger.InvStepInto && step.Action != debugger.InvStepOver {
 		return nil
 	}
-	f, err := format.ParseFrame(last[:k+len(format.TokActionSep)])
-	if err != nil || f.Kind != format.Line && f.Kind != format.InvLine && f.Kind != format.InvLineCall {
+	if f.Kind != format.Line && f.Kind != format.InvLine && f.Kind != format.InvLineCall {
 		return nil
 	}
 	locals, ok := format.LastLocals(promptFrames(prompt))
@@ -1191,12 +1260,11 @@ func (s *scopeRules) loopLocals(prompt string) map[string]string {
 // whether the loop goes on, and a branch's way is the commonest next-line
 // error left. Not in a program that may run threads.
 func (s *scopeRules) stepAhead(prompt string) (locals string, lines sortedSet, into, ok bool) {
-	last, k, step, err := lastStep(prompt)
+	f, step, err := lastFrame(prompt)
 	if err != nil || step.Action != debugger.StepInto && step.Action != debugger.StepOver {
 		return "", nil, false, false
 	}
-	f, err := format.ParseFrame(last[:k+len(format.TokActionSep)])
-	if err != nil || f.Kind != format.Line || s.ix.RunsThreads() {
+	if f.Kind != format.Line || s.ix.RunsThreads() {
 		return "", nil, false, false
 	}
 	held, ok := format.LastLocals(promptFrames(prompt))
@@ -1391,12 +1459,11 @@ func (s *scopeRules) returnedName(prompt, src string) map[string]string {
 // what changed, ".." for the rest); "" for no rule. Why: a step is the
 // commonest command, and a session that drifts mostly drifts on a value.
 func (s *scopeRules) assignedLocals(prompt string) string {
-	last, k, step, err := lastStep(prompt)
+	f, step, err := lastFrame(prompt)
 	if err != nil || step.Action != debugger.StepInto && step.Action != debugger.StepOver {
 		return ""
 	}
-	f, err := format.ParseFrame(last[:k+len(format.TokActionSep)])
-	if err != nil || f.Kind != format.Line {
+	if f.Kind != format.Line {
 		return ""
 	}
 	locals, known := format.LastLocals(promptFrames(prompt))
@@ -1433,12 +1500,11 @@ func (s *scopeRules) assignedLocals(prompt string) string {
 // tick()'s return the module's next line without the `a` that `a =
 // tick()` bound.
 func (s *scopeRules) newNames(prompt string) []string {
-	last, k, step, err := lastStep(prompt)
+	f, step, err := lastFrame(prompt)
 	if err != nil || step.Action != debugger.StepInto && step.Action != debugger.StepOver {
 		return nil
 	}
-	f, err := format.ParseFrame(last[:k+len(format.TokActionSep)])
-	if err != nil || f.Kind != format.Line && f.Kind != format.Return {
+	if f.Kind != format.Line && f.Kind != format.Return {
 		return nil
 	}
 	src, before := f.Src, promptFrames(prompt)

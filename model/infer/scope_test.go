@@ -591,6 +591,48 @@ func TestCertainCallSteps(t *testing.T) {
 	}
 }
 
+// TestFirstCallStep: step_into from a line whose first call the text
+// fixes (pysource's FirstCall) answers a call frame of that function only:
+// the innermost call of `shout(reverse_words(line))` runs first.
+func TestFirstCallStep(t *testing.T) {
+	src := "def reverse_words(s):\n    return s[::-1]\ndef shout(s):\n    return s.upper()\nline = 'ab'\nout = shout(reverse_words(line))\nprint(shout(line.strip()))\n"
+	s := programScopes(nil, src)
+	for _, tc := range []struct {
+		at   string
+		want []string // nil: no rule
+	}{
+		{"out = shout(reverse_words(line))", []string{"def reverse_words(s):"}},
+		{"print(shout(line.strip()))", nil}, // a method runs first
+	} {
+		prompt := stepPrompt(src, `<|line_sep|><|arg_sep|>{"line": "'ab'", "..": ".."}<|src_sep|>`+tc.at+`<|action_sep|>`, format.TokStepInto)
+		got, ruled := s.stepScopes(prompt, s.runsAsScript(prompt))[format.TokCallSep]
+		if ruled != (tc.want != nil) || tc.want != nil && !slices.Equal(got, sortedSet(tc.want)) {
+			t.Errorf("step_into from %q: call frames %q (a rule: %v), want %q", tc.at, got, ruled, tc.want)
+		}
+	}
+}
+
+// TestStepAfterReturn: a step from a function's return answers a line,
+// return or exception frame on a line of its callers only (pysource's
+// ReturnsTo): here the module's, not main's own `return total`.
+func TestStepAfterReturn(t *testing.T) {
+	src := "def main():\n    total = 14\n    return total\n\nif __name__ == '__main__':\n    main()\n"
+	s := programScopes(nil, src)
+	for _, action := range []string{format.TokStepInto, format.TokStepOver, format.TokStepReturn} {
+		prompt := stepPrompt(src, `<|return_sep|><|src_sep|>    return total<|arg_sep|>"14"<|action_sep|>`, action)
+		got := s.stepScopes(prompt, s.runsAsScript(prompt))
+		want := sortedSet{"    main()", "def main():", "if __name__ == '__main__':"}
+		for _, tok := range []string{format.TokLineSep, format.TokReturnSep, format.TokExceptionSep} {
+			if !slices.Equal(got[tok], want) {
+				t.Errorf("%s from main's return: %s lines %q, want %q", action, tok, got[tok], want)
+			}
+		}
+		if _, ruled := got[format.TokCallSep]; ruled {
+			t.Errorf("%s from main's return: call frames ruled %q", action, got[format.TokCallSep])
+		}
+	}
+}
+
 // TestEntryAfterCall: step_into or step_over from a fresh call answers a
 // line frame on its code's first line: a script's first statement, a
 // function's first statement past its docstring; a lambda's call sets no
