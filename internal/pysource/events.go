@@ -325,12 +325,90 @@ func (ix *Index) certainCall(n int) bool {
 	ix.callsOnce.Do(ix.readCalls)
 	local := ix.owner[k].Locals()
 	for i, t := range toks {
-		if t.kind == tName && ix.plainFuncs[t.text] && i+1 < len(toks) && toks[i+1].text == "(" && (i == 0 || toks[i-1].text != ".") &&
-			(ix.owner[k] == ix.Module || !slices.Contains(local, t.text)) {
+		if t.kind != tName || i > 0 && toks[i-1].text == "." || ix.owner[k] != ix.Module && slices.Contains(local, t.text) {
+			continue
+		}
+		if ix.plainFuncs[t.text] && tokenText(toks, i+1) == "(" ||
+			tokenText(toks, i+1) == "." && ix.instMethods[t.text][tokenText(toks, i+2)] && tokenText(toks, i+3) == "(" {
 			return true
 		}
 	}
 	return false
+}
+
+// instMethodsOf maps each fixed instance (FixedInstances: a module name only
+// ever bound to `C(...)`) to the methods `NAME.m(...)` surely runs the body
+// of: in C and every class of the program it derives from, each binding of
+// m is an undecorated def that is no generator or coroutine, and the text
+// never stores m as an attribute (`x.m = ...`). Nil where the text names a
+// way to reach attributes the text does not show (__getattr__,
+// __getattribute__, setattr, delattr, __dict__, vars).
+func (ix *Index) instMethodsOf() map[string]set {
+	fixed, bases := ix.fixedClasses()
+	insts := ix.fixedInstances(fixed, bases)
+	if len(insts) == 0 || ix.namesAnywhere("__getattr__", "__getattribute__", "setattr", "delattr", "__dict__", "vars") {
+		return nil
+	}
+	stored := set{} // attribute names the text assigns
+	for _, l := range ix.stmts {
+		for i := 1; i+2 < len(l.toks); i++ {
+			if l.toks[i-1].text == "." && l.toks[i].kind == tName && l.toks[i+1].kind == tOp && strings.HasSuffix(l.toks[i+1].text, "=") &&
+				!slices.Contains([]string{"==", "!=", "<=", ">="}, l.toks[i+1].text) {
+				stored.add(l.toks[i].text)
+			}
+		}
+	}
+	classes := map[string]*Scope{}
+	for _, sc := range ix.Module.Children {
+		if sc.Kind == Class {
+			classes[sc.Name] = sc
+		}
+	}
+	// per class: each name its body binds -> whether every binding is a plain def
+	plainIn := func(c *Scope) map[string]bool {
+		out := map[string]bool{}
+		for j := range ix.stmts {
+			if ix.owner[j] != c {
+				continue
+			}
+			for _, name := range ix.binds[j] {
+				def := slices.ContainsFunc(c.Children, func(m *Scope) bool {
+					return m.Kind == Function && m.Name == name && m.Line == ix.stmts[j].first && m.First == m.Line && !ix.suspending(m)
+				})
+				if prev, seen := out[name]; !seen || prev {
+					out[name] = def
+				}
+			}
+		}
+		return out
+	}
+	out := map[string]set{}
+	for inst, c := range insts {
+		methods := map[string]bool{}
+		for todo, seen := []string{c}, (set{}); len(todo) > 0; todo = todo[1:] {
+			name := todo[0]
+			sc := classes[name]
+			if seen[name] || sc == nil {
+				continue
+			}
+			seen.add(name)
+			for m, plain := range plainIn(sc) {
+				if prev, ok := methods[m]; !ok || prev {
+					methods[m] = plain
+				}
+			}
+			todo = append(todo, bases[name]...)
+		}
+		for m, plain := range methods {
+			if plain && !stored[m] && !isDunder(m) {
+				if out[inst] == nil {
+					out[inst] = set{}
+				}
+				out[inst].add(m)
+			}
+		}
+	}
+	return out
 }
 
 // FirstCall is the module function whose call event comes first after a
@@ -594,6 +672,7 @@ func (ix *Index) CalledByModule(s *Scope) bool {
 func (ix *Index) readCalls() {
 	ix.flowOnce.Do(ix.buildFlow)
 	ix.plainFuncs = ix.plainFunctions()
+	ix.instMethods = ix.instMethodsOf()
 	ix.defNames, ix.boundNotImported = set{}, set{}
 	for _, s := range ix.Scopes {
 		if s.Kind == Function || s.Kind == Class {

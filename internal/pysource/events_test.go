@@ -122,6 +122,45 @@ func TestCertainCall(t *testing.T) {
 	if want := []int{7, 8, 12, 22}; !slices.Equal(got, want) {
 		t.Errorf("certain calls on lines %v, want %v", got, want)
 	}
+	// a fixed instance's methods
+	src = strings.Join([]string{
+		"class Base:",             // 1
+		"    def size(self):",     // 2
+		"        return 0",        // 3
+		"    def swap(self):",     // 4
+		"        return 1",        // 5
+		"class Tree(Base):",       // 6
+		"    def query(self, a):", // 7
+		"        return a",        // 8
+		"    @property",           // 9
+		"    def top(self):",      // 10
+		"        return 1",        // 11
+		"    def walk(self):",     // 12
+		"        yield 1",         // 13
+		"    swap = None",         // 14
+		"t = Tree()",              // 15
+		"print(t.query(1))",       // 16: yes
+		"print(t.size())",         // 17: yes, the base's
+		"t.top",                   // 18: a property: no call by name
+		"list(t.walk())",          // 19: a generator runs nothing yet
+		"t.swap()",                // 20: a class attribute shadows the base's def
+		"u = Tree()",              // 21
+		"u = 3",                   // 22: u is no fixed instance
+		"print(u.query(1))",       // 23
+	}, "\n") + "\n"
+	ix = New(src)
+	got = nil
+	for n := 15; n <= len(ix.Lines); n++ {
+		if ix.CallsProgram(n) == CertainCall {
+			got = append(got, n)
+		}
+	}
+	if want := []int{16, 17}; !slices.Equal(got, want) {
+		t.Errorf("certain method calls on lines %v, want %v", got, want)
+	}
+	if New(src+"t.query = print\n").CallsProgram(16) == CertainCall {
+		t.Error("a method stored over on the instance: still a certain call")
+	}
 }
 
 // TestNoCall: the lines that never call the program's code, in programs

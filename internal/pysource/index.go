@@ -174,6 +174,7 @@ type Index struct {
 	// whether the program's code runs only where called
 	callsOnce                              sync.Once
 	plainFuncs, defNames, boundNotImported set
+	instMethods                            map[string]set // a fixed instance -> the methods instMethodsOf gives
 	closed                                 bool
 	live                                   map[*Scope]bool // Dead's reading: the code a run may reach
 	// AssignsLiteral's reading: whether code may hold a frame's namespace
