@@ -22,6 +22,9 @@ type sourceIndex struct {
 	scope []string                   // function (code name) whose statement starts on line n; "" for blank or continuation lines
 	calls map[string]map[string]bool // function -> the defined functions its lines call (by name)
 	px    *pysource.Index
+	// no frame of the program suspends (pysource's MaySuspend, which reads
+	// every statement: read once, not at every command's Recall)
+	noSuspends bool
 }
 
 // stepText is what the text tells debugger.Recall of a stop's line.
@@ -29,7 +32,7 @@ func (ix *sourceIndex) stepText() debugger.StepText {
 	return debugger.StepText{
 		NoCalls:    func(s debugger.Stop) bool { return ix.px.CallsProgram(s.Lineno) == pysource.NoCall },
 		Suspends:   func(s debugger.Stop) bool { return ix.px.Suspends(s.Lineno) },
-		NoSuspends: !ix.px.MaySuspend(),
+		NoSuspends: ix.noSuspends,
 	}
 }
 
@@ -37,7 +40,7 @@ func (ix *sourceIndex) stepText() debugger.StepText {
 // known (compiledProgram; nil: the text alone).
 func newSourceIndex(source string, code *pysource.Compiled) *sourceIndex {
 	px := pysource.NewCompiled(source, code)
-	ix := &sourceIndex{lines: debugger.SourceLines(source), calls: map[string]map[string]bool{}, px: px}
+	ix := &sourceIndex{lines: debugger.SourceLines(source), calls: map[string]map[string]bool{}, px: px, noSuspends: !px.MaySuspend()}
 	ix.scope = make([]string, len(ix.lines))
 	for i := range ix.lines {
 		if px.StatementStarts(i + 1) {

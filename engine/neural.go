@@ -263,8 +263,8 @@ func (b *Neural) replay(ctx context.Context, history []debugger.Step) bool {
 	if last.Command.Reverse() || last.Command.Action == debugger.StepInto || history[n-2].Stop.IsExit() {
 		return false
 	}
-	if np, noted := b.paths.m[n-1]; noted && !slices.ContainsFunc(np.steps, func(s debugger.Step) bool { return s.Command.Action != debugger.StepInto }) {
-		return false // stepped already
+	if b.paths.stepped(n - 1) {
+		return false
 	}
 	w := newWalker(b, ctx, b.paths.expand(history[:n-1]))
 	st, ok, err := w.stepTo(last.Command)

@@ -163,6 +163,13 @@ func (p *notedPaths) note(history, steps []debugger.Step, answer debugger.Stop) 
 	p.m[n] = notedPath{from: history[n-1].Stop, steps: slices.Clone(steps)}
 }
 
+// stepped reports whether the command of history entry i was answered by
+// step_into predictions alone (a stepped jump: its states are known).
+func (p *notedPaths) stepped(i int) bool {
+	np, ok := p.m[i]
+	return ok && !slices.ContainsFunc(np.steps, func(s debugger.Step) bool { return s.Command.Action != debugger.StepInto })
+}
+
 // expand is history with each noted entry replaced by its predictions (the
 // entry's own stop last: it may have been edited by set); a new slice.
 func (p *notedPaths) expand(history []debugger.Step) []debugger.Step {

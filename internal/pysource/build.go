@@ -337,7 +337,7 @@ func (b *builder) simple(toks []token, sc *Scope) {
 		case op.text == "=":
 			parts = append(parts, toks[last:i])
 			last = i + 1
-		case len(op.text) >= 2 && strings.HasSuffix(op.text, "=") && !strings.Contains("== != <= >= :=", op.text) && len(parts) == 0:
+		case augmentedOp(op) && len(parts) == 0:
 			parts = append(parts, toks[last:i])
 			last = i + 1
 			augmented = true
@@ -702,6 +702,12 @@ func splitTop(toks []token, sep string) [][]token {
 		return true
 	})
 	return append(out, toks[last:])
+}
+
+// augmentedOp reports whether t is an augmented assignment's operator
+// (`+=`, `//=`, ...): not `=`, a comparison or `:=`.
+func augmentedOp(t token) bool {
+	return t.kind == tOp && len(t.text) >= 2 && strings.HasSuffix(t.text, "=") && !strings.Contains("== != <= >= :=", t.text)
 }
 
 // headerColon is the index of the colon that ends a compound statement's

@@ -352,8 +352,7 @@ func (ix *Index) instMethodsOf() map[string]set {
 	stored := set{} // attribute names the text assigns
 	for _, l := range ix.stmts {
 		for i := 1; i+2 < len(l.toks); i++ {
-			if l.toks[i-1].text == "." && l.toks[i].kind == tName && l.toks[i+1].kind == tOp && strings.HasSuffix(l.toks[i+1].text, "=") &&
-				!slices.Contains([]string{"==", "!=", "<=", ">="}, l.toks[i+1].text) {
+			if op := l.toks[i+1]; l.toks[i-1].text == "." && l.toks[i].kind == tName && op.kind == tOp && (op.text == "=" || op.text == ":=" || augmentedOp(op)) {
 				stored.add(l.toks[i].text)
 			}
 		}
@@ -498,9 +497,7 @@ func statementValue(toks []token, cond bool) ([]token, bool) {
 	if toks[0].kind == tName && keywords[toks[0].text] {
 		return nil, false
 	}
-	augmented := func(t token) bool {
-		return t.kind == tOp && len(t.text) >= 2 && strings.HasSuffix(t.text, "=") && !slices.Contains([]string{"==", "!=", "<=", ">="}, t.text)
-	}
+	augmented := func(t token) bool { return augmentedOp(t) || t.kind == tOp && t.text == ":=" }
 	if len(toks) > 2 && toks[0].kind == tName && augmented(toks[1]) {
 		return toks[2:], true // NAME op= value: the name's load runs no code
 	}

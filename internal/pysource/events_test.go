@@ -113,12 +113,7 @@ func TestCertainCall(t *testing.T) {
 		"f\"{solve(5)}\"",                // 22: an f-string's field is code
 	}, "\n") + "\n"
 	ix := New(src)
-	var got []int
-	for n := 1; n <= len(ix.Lines); n++ {
-		if ix.CallsProgram(n) == CertainCall {
-			got = append(got, n)
-		}
-	}
+	got := linesCalling(ix, 1, CertainCall)
 	if want := []int{7, 8, 12, 22}; !slices.Equal(got, want) {
 		t.Errorf("certain calls on lines %v, want %v", got, want)
 	}
@@ -149,18 +144,24 @@ func TestCertainCall(t *testing.T) {
 		"print(u.query(1))",       // 23
 	}, "\n") + "\n"
 	ix = New(src)
-	got = nil
-	for n := 15; n <= len(ix.Lines); n++ {
-		if ix.CallsProgram(n) == CertainCall {
-			got = append(got, n)
-		}
-	}
+	got = linesCalling(ix, 15, CertainCall)
 	if want := []int{16, 17}; !slices.Equal(got, want) {
 		t.Errorf("certain method calls on lines %v, want %v", got, want)
 	}
 	if New(src+"t.query = print\n").CallsProgram(16) == CertainCall {
 		t.Error("a method stored over on the instance: still a certain call")
 	}
+}
+
+// linesCalling lists the lines from line from on whose CallsProgram is c.
+func linesCalling(ix *Index, from int, c Calling) []int {
+	var out []int
+	for n := from; n <= len(ix.Lines); n++ {
+		if ix.CallsProgram(n) == c {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // TestNoCall: the lines that never call the program's code, in programs
@@ -183,12 +184,7 @@ func TestNoCall(t *testing.T) {
 		"    print(a)",                  // 13: yes
 	}, "\n") + "\n"
 	ix := New(closed)
-	var got []int
-	for n := 1; n <= len(ix.Lines); n++ {
-		if ix.CallsProgram(n) == NoCall {
-			got = append(got, n)
-		}
-	}
+	got := linesCalling(ix, 1, NoCall)
 	if want := []int{5, 6, 7, 10, 12, 13}; !slices.Equal(got, want) { // 6: a plain def
 		t.Errorf("lines calling nothing %v, want %v", got, want)
 	}
@@ -231,12 +227,7 @@ func TestNoCall(t *testing.T) {
 		"    return a",                  // 19
 	}, "\n") + "\n"
 	ix = New(defs)
-	got = nil
-	for n := 1; n <= len(ix.Lines); n++ {
-		if ix.CallsProgram(n) == NoCall {
-			got = append(got, n)
-		}
-	}
+	got = linesCalling(ix, 1, NoCall)
 	if want := []int{2, 3}; !slices.Equal(got, want) {
 		t.Errorf("plain defs %v, want %v", got, want)
 	}

@@ -188,9 +188,9 @@ func (ix *Index) AppendsValue(n int, locals iter.Seq2[string, string]) (name, re
 		return "", "", false
 	}
 	t := ix.stmts[ix.stmtAt[n-1]].toks
-	reverse := len(t) == 5 && t[2].text == "reverse" && t[4].text == ")"
-	if len(t) < 5 || t[0].kind != tName || keywords[t[0].text] || t[1].text != "." || t[2].text != "append" && !reverse || t[3].text != "(" ||
-		matching(t, 3) != len(t)-1 || len(t) == 5 && !reverse {
+	reverse := len(t) == 5 && t[2].text == "reverse"
+	appends := len(t) >= 6 && t[2].text == "append"
+	if !reverse && !appends || t[0].kind != tName || keywords[t[0].text] || t[1].text != "." || t[3].text != "(" || matching(t, 3) != len(t)-1 {
 		return "", "", false
 	}
 	valueOf := func(name string) (string, bool) {
