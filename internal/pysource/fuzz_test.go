@@ -34,9 +34,16 @@ func FuzzIndex(f *testing.F) {
 		_ = ix.Unbound()
 		_, _, _, _ = ix.ImportedModules(), ix.FixedReprs(), ix.FixedInstances(), ix.FromImported()
 		_ = ix.ModuleBindOrder()
+		_ = ix.MaySuspend()
 		for l := 0; l <= n+1; l++ {
 			_, _, _, _, _ = ix.Silent(l), ix.Quiet(l), ix.CallsProgram(l), ix.Suspends(l), ix.NeverRuns(l, true)
 			_ = ix.ReturnedName(l)
+			if name := ix.FirstCall(l); name != "" && ix.Lookup(name) == nil {
+				t.Errorf("line %d: FirstCall %q names no def", l, name)
+			}
+			if lines, ok := ix.ReturnsTo(l); ok && slices.ContainsFunc(lines, func(m int) bool { return m < 1 || m > n }) {
+				t.Errorf("line %d: ReturnsTo %v out of the program's %d lines", l, lines, n)
+			}
 			for m := range ix.ReturnValues(l) {
 				if m < 1 || m > n {
 					t.Fatalf("line %d: a return on line %d out of 1..%d in %q", l, m, n, src)
