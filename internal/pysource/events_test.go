@@ -506,3 +506,51 @@ func TestReturnsTo(t *testing.T) {
 		t.Error("doctest may call f from a docstring: no rule")
 	}
 }
+
+// TestSureAfterReturn: the names the caller's frame holds after a return,
+// from the statements that call the function.
+func TestSureAfterReturn(t *testing.T) {
+	src := strings.Join([]string{
+		"import os",                           // 1
+		"class Box:",                          // 2
+		"    pass",                            // 3
+		"def f(x):",                           // 4
+		"    return x",                        // 5
+		"def g(n):",                           // 6
+		"    k = f(n)",                        // 7
+		"    return [f(i) for i in range(k)]", // 8: in a comprehension too
+		"def h(a):",                           // 9
+		"    return a",                        // 10
+		"def main(b):",                        // 11
+		"    c = 1",                           // 12
+		"    if b:",                           // 13
+		"        d = 2",                       // 14
+		"    return h(c)",                     // 15
+		"e = 3",                               // 16
+		"print(g(2), main(0), h(e))",          // 17
+		"del e",                               // 18
+		"def p(q):",                           // 19
+		"    return q",                        // 20
+		"def r(s):",                           // 21
+		"    t = 1",                           // 22
+		"    if s:",                           // 23
+		"        u = p(t)",                    // 24
+		"    return p(s)",                     // 25
+		"r(1)",                                // 26
+	}, "\n") + "\n"
+	ix := New(src)
+	for _, tc := range []struct {
+		line int
+		want []string
+	}{
+		{5, nil},  // f: one call in a comprehension
+		{10, nil}, // h: called by main and the module, which share no name
+		{15, []string{"Box", "f", "g", "h", "main", "os"}}, // main: by the module; e may be deleted
+		{8, nil},                 // g's or the comprehension's return
+		{20, []string{"s", "t"}}, // p: twice by r, past an if (u is not sure)
+	} {
+		if got := ix.SureAfterReturn(tc.line); !slices.Equal(got, tc.want) {
+			t.Errorf("line %d: SureAfterReturn %v, want %v", tc.line, got, tc.want)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package pysource
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // What a frame holds at a line: the names every frame running line n holds
 // (SureLocals) and the names it may hold (PossibleLocals), read from the
@@ -68,7 +71,7 @@ func (ix *Index) lineFrameBeside(n int, inner *[]*Scope) (sc *Scope, level, top 
 // that level ran to its end (an exception would have left the frame), the
 // list is a lower bound of the frame's keys in every run.
 func (ix *Index) SureLocals(n int) []string {
-	sc, level, top, firing, ok := ix.lineFrame(n)
+	sc, _, _, firing, ok := ix.lineFrame(n)
 	if !ok || len(firing) > 0 { // a class body starts with no name, a function with its parameters only
 		return nil
 	}
@@ -77,13 +80,38 @@ func (ix *Index) SureLocals(n int) []string {
 		sure.add(sc.Params...)
 	}
 	ix.namesOnce.Do(ix.readBinds)
-	for j := 0; j < top; j++ {
+	var handlers []int // the `except ... as` headers whose handlers hold line n
+	// walk back from n's statement: a statement of the suite that holds the
+	// path to n (n's own, then each enclosing header's) ran before n; one
+	// deeper is in an earlier statement's body, which may not have run
+	k := ix.stmtAt[n-1]
+	path, clause := ix.stmts[k].indent, clauseKeywords[ix.StatementKeyword(ix.stmts[k].first)]
+	for j := k - 1; j >= 0; j-- {
 		l := ix.stmts[j]
-		if ix.owner[j] != sc || l.indent != level {
+		if ix.owner[j] != sc || l.indent > path {
 			continue
 		}
-		switch ix.StatementKeyword(l.first) {
+		kw := ix.StatementKeyword(l.first)
+		if l.indent < path { // the header whose suite holds the path
+			path, clause = l.indent, clauseKeywords[kw]
+			switch kw {
+			case "for", "with":
+				sure.add(ix.binds[j]...) // the body runs with its targets bound
+			case "except":
+				handlers = append(handlers, j)
+			}
+			continue
+		}
+		if clause { // an earlier branch of the compound statement of the path
+			clause = clauseKeywords[kw]
+			continue
+		}
+		switch kw {
 		case "def", "class", "import", "from", "with":
+		case "for":
+			if !ix.loopsSurely(j) {
+				continue
+			}
 		case "":
 			if !assigns(l.toks) {
 				continue
@@ -95,10 +123,21 @@ func (ix *Index) SureLocals(n int) []string {
 	}
 	// names some statement may unbind (in the module: anywhere, as a
 	// function may declare them global)
+	unbound := map[string]int{} // name -> how many statements of the scope unbind it
 	for j, l := range ix.stmts {
 		if sc.Kind == Module || l.first >= sc.First && l.last <= sc.End {
 			for _, name := range ix.unbinds[j] {
 				delete(sure, name)
+				unbound[name]++
+			}
+		}
+	}
+	// but a handler's own name is bound until the handler ends, where no
+	// other statement unbinds it
+	for _, h := range handlers {
+		for _, name := range ix.unbinds[h] {
+			if unbound[name] == 1 {
+				sure.add(name)
 			}
 		}
 	}
@@ -106,6 +145,65 @@ func (ix *Index) SureLocals(n int) []string {
 		delete(sure, name) // an enclosing function may delete it
 	}
 	return ix.frameKeys(sc, sure)
+}
+
+// clauseKeywords open the clauses a compound statement has after its
+// first (and match's cases): the statements before one at its indent, back
+// to the statement's first header, are other branches.
+var clauseKeywords = map[string]bool{"else": true, "elif": true, "except": true, "finally": true, "case": true}
+
+// loopsSurely reports whether the for statement at logical line j runs its
+// body at least once, binding its targets: its iterable is a literal
+// tuple, list or str with an item, or range() of int literals that counts
+// one (the builtin: no statement binds range).
+func (ix *Index) loopsSurely(j int) bool {
+	_, _, iter, ok := ix.forParts(ix.stmts[j].first)
+	if !ok || len(iter) == 0 {
+		return false
+	}
+	switch t := iter[0]; {
+	case len(iter) == 1 && t.kind == tString:
+		body := strings.TrimLeft(t.text, "rRbBuU")
+		q := 1
+		if len(body) >= 6 && (strings.HasPrefix(body, `"""`) || strings.HasPrefix(body, "'''")) {
+			q = 3
+		}
+		return len(body) > 2*q && !strings.Contains(body, "\\\n") // an escaped newline alone writes nothing
+	case (t.text == "(" || t.text == "[") && matching(iter, 0) == len(iter)-1:
+		depth := 0
+		for _, c := range iter[1 : len(iter)-1] {
+			switch {
+			case c.text == "(" || c.text == "[" || c.text == "{":
+				depth++
+			case c.text == ")" || c.text == "]" || c.text == "}":
+				depth--
+			case depth == 0 && c.kind == tName && c.text == "for":
+				return false // a comprehension, which may hold nothing
+			}
+		}
+		parts := splitTop(iter[1:len(iter)-1], ",")
+		if t.text == "(" && len(parts) < 2 {
+			return false // a parenthesized expression, no tuple
+		}
+		// an item that is no starred iterable (which may be empty)
+		return slices.ContainsFunc(parts, func(p []token) bool { return len(p) > 0 && p[0].text != "*" })
+	case t.kind == tName && t.text == "range" && len(iter) > 3 && iter[1].text == "(" && matching(iter, 1) == len(iter)-1 && !ix.bindsAnywhere("range"):
+		var bounds []int64
+		for _, part := range splitTop(iter[2:len(iter)-1], ",") {
+			v, ok := intLiteral(part)
+			if !ok {
+				return false
+			}
+			bounds = append(bounds, v)
+		}
+		switch len(bounds) {
+		case 1:
+			return bounds[0] > 0
+		case 2:
+			return bounds[1] > bounds[0]
+		}
+	}
+	return false
 }
 
 // PossibleLocals lists the names a frame that fires a line event on line n

@@ -45,15 +45,15 @@ func TestSureAndPossibleLocals(t *testing.T) {
 			4:  {[]string{"X", "Y", "os", "r"}, []string{"X", "Y", "os", "r"}}, // its body has not run yet
 			5:  {[]string{"X", "Y", "os", "r"}, []string{"X", "Y", "os", "r"}},
 			6:  {[]string{"X", "Y", "os", "r"}, []string{"X", "Y", "Z", "i", "os", "r"}},
-			7:  {[]string{"X", "Y", "os", "r"}, []string{"X", "Y", "Z", "i", "os", "r"}},
-			8:  {[]string{"X", "Y", "os", "r"}, []string{"X", "Y", "Z", "i", "os", "r"}},
+			7:  {[]string{"X", "Y", "i", "os", "r"}, []string{"X", "Y", "Z", "i", "os", "r"}}, // the loop's body holds i
+			8:  {[]string{"X", "Y", "i", "os", "r"}, []string{"X", "Y", "Z", "i", "os", "r"}}, // and range(2) ran it
 			9:  {[]string{"a"}, []string{"a"}},
-			10: {[]string{"X", "Y", "f", "os", "r"}, []string{"X", "Y", "Z", "f", "i", "os", "r"}},
-			11: {[]string{"X", "Y", "f", "os", "r"}, []string{"X", "Y", "Z", "f", "i", "os", "r"}},
-			12: {[]string{"X", "Y", "f", "os", "r"}, []string{"T", "X", "Y", "Z", "f", "i", "os", "r"}},
-			13: {[]string{"U", "X", "Y", "f", "os", "r"}, []string{"T", "U", "X", "Y", "Z", "f", "fh", "i", "os", "r"}},
-			14: {[]string{"U", "X", "Y", "f", "os", "r"}, []string{"T", "U", "X", "Y", "Z", "f", "fh", "i", "os", "r"}},
-			15: {[]string{"U", "X", "Y", "f", "fh", "os", "r"}, []string{"T", "U", "X", "Y", "Z", "f", "fh", "i", "os", "r"}},
+			10: {[]string{"X", "Y", "f", "i", "os", "r"}, []string{"X", "Y", "Z", "f", "i", "os", "r"}},
+			11: {[]string{"X", "Y", "f", "i", "os", "r"}, []string{"X", "Y", "Z", "f", "i", "os", "r"}},
+			12: {[]string{"X", "Y", "f", "i", "os", "r"}, []string{"T", "X", "Y", "Z", "f", "i", "os", "r"}},
+			13: {[]string{"U", "X", "Y", "f", "i", "os", "r"}, []string{"T", "U", "X", "Y", "Z", "f", "fh", "i", "os", "r"}}, // range(2) runs
+			14: {[]string{"U", "X", "Y", "f", "fh", "i", "os", "r"}, []string{"T", "U", "X", "Y", "Z", "f", "fh", "i", "os", "r"}},
+			15: {[]string{"U", "X", "Y", "f", "fh", "i", "os", "r"}, []string{"T", "U", "X", "Y", "Z", "f", "fh", "i", "os", "r"}},
 		},
 	}, {
 		name: "an except's name: only in its handler, which deletes it",
@@ -66,14 +66,14 @@ func TestSureAndPossibleLocals(t *testing.T) {
 			"    except KeyError as k: print(k)", // 6: a one-line handler
 			"print(v)",                           // 7: deleted
 		},
-		want: map[int]names{ // the loop comes back to its header: nothing is sure
+		want: map[int]names{ // the loop comes back to its header: nothing is sure there; its body holds v
 			1: {nil, []string{"msg", "r", "v"}},
-			2: {nil, []string{"msg", "r", "v"}},
-			3: {nil, []string{"msg", "r", "v"}},
-			4: {nil, []string{"msg", "r", "v"}},
-			5: {nil, []string{"e", "msg", "r", "v"}},
-			6: {nil, []string{"msg", "r", "v"}},
-			7: {nil, []string{"msg", "r", "v"}},
+			2: {[]string{"v"}, []string{"msg", "r", "v"}},
+			3: {[]string{"v"}, []string{"msg", "r", "v"}},
+			4: {[]string{"v"}, []string{"msg", "r", "v"}},
+			5: {[]string{"e", "v"}, []string{"e", "msg", "r", "v"}}, // the handler holds e
+			6: {[]string{"v"}, []string{"msg", "r", "v"}},
+			7: {[]string{"v"}, []string{"msg", "r", "v"}}, // a loop over a literal with items ran
 		},
 	}, {
 		name: "a handler comes before the try body's last binding",
@@ -96,13 +96,13 @@ func TestSureAndPossibleLocals(t *testing.T) {
 			"    return result",                 // 16
 		},
 		want: func() map[int]names {
-			ab, loop := []string{"a", "b"}, []string{"a", "b", "i", "q", "result", "x", "z"}
+			ab, abi, loop := []string{"a", "b"}, []string{"a", "b", "i"}, []string{"a", "b", "i", "q", "result", "x", "z"}
 			return map[int]names{
-				1: {nil, nil}, 2: {ab, ab}, 3: {ab, ab}, 4: {ab, []string{"a", "b", "q"}},
+				1: {nil, nil}, 2: {ab, ab}, 3: {ab, ab}, 4: {[]string{"a", "b", "q"}, []string{"a", "b", "q"}},
 				5: {ab, []string{"a", "b", "q"}}, 6: {ab, []string{"a", "b", "q"}},
 				7: {ab, []string{"a", "b", "q", "result"}}, 8: {ab, []string{"a", "b", "q", "result"}},
 				9: {ab, []string{"a", "b", "q", "result", "x"}}, 10: {ab, []string{"a", "b", "q", "result", "x"}},
-				11: {ab, loop}, 12: {ab, loop}, 13: {ab, loop}, 14: {ab, loop}, 15: {ab, loop}, 16: {ab, loop},
+				11: {ab, loop}, 12: {abi, loop}, 13: {abi, loop}, 14: {abi, loop}, 15: {abi, loop}, 16: {abi, loop},
 			}
 		}(),
 	}, {
@@ -127,8 +127,8 @@ func TestSureAndPossibleLocals(t *testing.T) {
 			3:  {[]string{"a", "args", "b", "kw"}, []string{"a", "args", "b", "h", "kw"}},
 			4:  {[]string{"a", "args", "b", "kw"}, []string{"a", "args", "b", "h", "kw"}},
 			5:  {[]string{"a", "args", "b", "kw"}, []string{"a", "args", "b", "c", "d", "h", "i", "kw"}},
-			6:  {[]string{"a", "args", "b", "kw"}, []string{"a", "args", "b", "c", "d", "h", "i", "kw"}},
-			7:  {nil, []string{".0", "a", "args", "b", "c", "d", "h", "i", "kw"}}, // f's frame, or the comprehension's (.0, c)
+			6:  {[]string{"a", "args", "b", "i", "kw"}, []string{"a", "args", "b", "c", "d", "h", "i", "kw"}}, // in the loop's body
+			7:  {nil, []string{".0", "a", "args", "b", "c", "d", "h", "i", "kw"}},                             // f's frame, or the comprehension's (.0, c)
 			8:  {[]string{"a", "args", "b", "e", "kw"}, []string{"a", "args", "b", "c", "d", "e", "h", "i", "kw"}},
 			9:  {[]string{"a", "args", "b", "e", "g", "kw"}, []string{"a", "args", "b", "c", "d", "e", "g", "h", "i", "kw"}},
 			10: {[]string{"a", "args", "b", "e", "g", "kw"}, []string{"a", "args", "b", "c", "d", "e", "g", "h", "i", "kw"}},
@@ -166,7 +166,7 @@ func TestSureAndPossibleLocals(t *testing.T) {
 			4:  {nil, []string{"e", "k", "m", "n", "p"}},
 			5:  {nil, []string{"e", "k", "m", "n", "p"}},
 			6:  {nil, []string{"e", "k", "m", "n", "p"}},
-			7:  {nil, []string{"e", "k", "m", "n", "p"}},
+			7:  {[]string{"e"}, []string{"e", "k", "m", "n", "p"}}, // the handler's own name, until it ends
 			8:  {nil, []string{"e", "k", "m", "n", "p"}},
 			9:  {nil, nil},
 			10: {nil, nil},
@@ -369,6 +369,87 @@ func TestStdlibTableMatchesPython(t *testing.T) {
 	}
 }
 
+// TestClassReprs: decorated and standard-library-derived classes show the
+// repr Python 3.11 gives them (checked against it where it is here), and
+// a class the text may make otherwise shows none.
+func TestClassReprs(t *testing.T) {
+	src := strings.Join([]string{
+		"import enum, dataclasses",
+		"import functools as ft",
+		"from enum import Enum, IntEnum, Flag, unique",
+		"from dataclasses import dataclass",
+		"from typing import NamedTuple, Protocol",
+		"from abc import ABC, ABCMeta",
+		"class Plain: pass",
+		"class Color(Enum):",
+		"    RED = 1",
+		"class Num(IntEnum):",
+		"    ONE = 1",
+		"class Status(enum.Enum):",
+		"    OK = 0",
+		"class Base(str, Enum): pass",
+		"class Derived(Base):",
+		"    A = 'a'",
+		"@unique",
+		"class Unique(Enum):",
+		"    X = 1",
+		"@dataclass",
+		"class Point:",
+		"    x: int = 0",
+		"@dataclasses.dataclass(frozen=True)",
+		"class Frozen:",
+		"    y: int = 0",
+		"@ft.total_ordering",
+		"class Ordered(Point):",
+		"    def __lt__(self, other): return False",
+		"class Pair(NamedTuple):",
+		"    a: int",
+		"class Shape(Protocol): pass",
+		"class Abstract(ABC): pass",
+		"class Bits(Flag):", // <flag 'Bits'> in 3.11, <enum 'Bits'> before
+		"    B = 1",
+		"class Meta(metaclass=ABCMeta): pass",
+		"def deco(c): return c",
+		"@deco",
+		"class Wrapped: pass",
+		"class Twice: pass",
+		"Twice = 1",
+	}, "\n") + "\n"
+	want := map[string]string{"Plain": "<class '__main__.Plain'>", "Color": "<enum 'Color'>", "Num": "<enum 'Num'>",
+		"Status": "<enum 'Status'>", "Base": "<enum 'Base'>", "Derived": "<enum 'Derived'>", "Unique": "<enum 'Unique'>",
+		"Point": "<class '__main__.Point'>", "Frozen": "<class '__main__.Frozen'>", "Ordered": "<class '__main__.Ordered'>",
+		"Pair": "<class '__main__.Pair'>", "Shape": "<class '__main__.Shape'>", "Abstract": "<class '__main__.Abstract'>"}
+	reprs := New(src).FixedReprs()
+	for name, r := range want {
+		if reprs[name] != r {
+			t.Errorf("FixedReprs[%s] = %q, want %q", name, reprs[name], r)
+		}
+	}
+	for _, name := range []string{"Bits", "Meta", "Wrapped", "Twice"} {
+		if r, ok := reprs[name]; ok {
+			t.Errorf("FixedReprs[%s] = %q, want none", name, r)
+		}
+	}
+	if r, ok := New("from enum import Enum\nclass C(Enum):\n    __qualname__ = 'D'\n").FixedReprs()["C"]; ok {
+		t.Errorf("a class that sets __qualname__: FixedReprs[C] = %q, want none", r)
+	}
+	python, err := exec.LookPath("python3.11")
+	if err != nil {
+		return
+	}
+	check := src + "for name in '" + strings.Join(slices.Sorted(maps.Keys(want)), " ") + "'.split():\n    print(name, repr(globals()[name]), sep='\\t')\n"
+	out, err := exec.Command(python, "-c", check).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		name, repr, _ := strings.Cut(line, "\t")
+		if want[name] != repr {
+			t.Errorf("%s: want %q, Python 3.11 writes %q", name, want[name], repr)
+		}
+	}
+}
+
 func TestLiteralConstants(t *testing.T) {
 	src := strings.Join([]string{
 		"A = 5",
@@ -465,5 +546,80 @@ func TestFrameObjectsOpenEveryScope(t *testing.T) {
 	}
 	if _, ok := New("def test():\n    x = 1\n    return x\ntest()\n").PossibleLocals(2); !ok {
 		t.Errorf("without a frame object, line 2 has no PossibleLocals")
+	}
+}
+
+// TestSureLocalsNested: in a nested suite, the statements before the line
+// in each suite that holds it ran (a for's target and a with's are bound in
+// their bodies, a handler's name in its handler); other branches of an if,
+// try or match, and earlier statements' bodies, may not have run; a for
+// over a literal with items or range() of literals that counts one ran.
+func TestSureLocalsNested(t *testing.T) {
+	src := strings.Join([]string{
+		"def f(c):", // 1
+		"    if c:", // 2
+		"        a = 1",
+		"    elif c > 1:", // 4
+		"        b = 2",
+		"    else:", // 6
+		"        d = 3",
+		"        e = 4", // 8: d ran before it, a and b did not
+		"    for x in []:",
+		"        pass", // 10: x bound in the body
+		"    for y in 'ab':",
+		"        g = y",
+		"    for z in range(0):",
+		"        pass",
+		"    for w in range(1, 3):",
+		"        pass",
+		"    h = 1", // 17: y and w bound, x and z not, g not (a body)
+		"    for u in [v for v in c]:",
+		"        pass",
+		"    for u2 in (*c,):",
+		"        pass",
+		"    for u3 in (c):",
+		"        pass",
+		"    for u4 in (c, *c):",
+		"        pass",
+		"    o = 1", // 26: only u4 (one item that is not starred)
+		"    match c:",
+		"        case 1:",
+		"            m = 1",
+		"        case _:",
+		"            n = 2", // 31: m's case did not run
+		"    try:",
+		"        p = 1",
+		"    except ValueError as err:",
+		"        try:",
+		"            q = 1",
+		"        except KeyError as err:",
+		"            pass",
+		"        r = err", // 39: the inner handler deleted err
+		"    while c:",
+		"        s = 1",
+		"        t = s", // 42: s ran in this round
+		"    return h",
+	}, "\n") + "\n"
+	ix := New(src)
+	for _, tc := range []struct {
+		line int
+		want []string
+	}{
+		{3, []string{"c"}},
+		{5, []string{"c"}},
+		{8, []string{"c", "d"}},
+		{10, []string{"c", "x"}},
+		{12, []string{"c", "y"}},
+		{17, []string{"c", "w", "y"}},
+		{26, []string{"c", "h", "u4", "w", "y"}},
+		{31, []string{"c", "h", "o", "u4", "w", "y"}}, // m's case did not run
+		{33, []string{"c", "h", "o", "u4", "w", "y"}},
+		{36, []string{"c", "h", "o", "u4", "w", "y"}}, // err: two handlers bind and delete it
+		{39, []string{"c", "h", "o", "u4", "w", "y"}}, // q: in a try body that may not have run
+		{42, []string{"c", "h", "o", "s", "u4", "w", "y"}},
+	} {
+		if got := ix.SureLocals(tc.line); !slices.Equal(got, tc.want) {
+			t.Errorf("line %d (%q): SureLocals %q, want %q", tc.line, ix.Line(tc.line), got, tc.want)
+		}
 	}
 }

@@ -255,6 +255,131 @@ func (ix *Index) fixedClasses() (set, map[string][]string) {
 	return fixed, bases
 }
 
+// stdlibBases are the standard-library classes ("module.Name") a program
+// class may derive from and still show as <class '__main__.C'> ("class") or,
+// under enum's metaclass, as <enum 'C'> ("enum"). Flag and IntFlag are
+// left out: Python 3.11 writes <flag 'C'>, 3.10 <enum 'C'>.
+var stdlibBases = map[string]string{"enum.Enum": "enum", "enum.IntEnum": "enum", "enum.StrEnum": "enum",
+	"typing.NamedTuple": "class", "typing.Protocol": "class", "typing.TypedDict": "class", "abc.ABC": "class"}
+
+// sameClassDecorators return the class they decorate (or, dataclass with
+// slots=True, one of the same name).
+var sameClassDecorators = map[string]bool{"dataclasses.dataclass": true, "functools.total_ordering": true, "enum.unique": true}
+
+// classReprs maps each module class whose value a module frame shows
+// exactly to that text: the fixed classes (fixedClasses) as
+// <class '__main__.C'>, and, bound the same way, classes the text
+// decorates only with sameClassDecorators or derives from stdlibBases (an
+// enum's subclass, and one of an enum, as <enum 'C'>). Why: the model wrote
+// <class '__main__.BugStatus'> for an Enum and cut DataclassRGB's name.
+func (ix *Index) classReprs(fixed set) map[string]string {
+	out := map[string]string{}
+	for c := range fixed {
+		out[c] = "<class '__main__." + c + "'>"
+	}
+	if fixed == nil || ix.namesAnywhere("__qualname__", "__module__", "__class_getitem__") {
+		return out
+	}
+	mods, from := ix.ImportedModules(), ix.FromImported()
+	stdlib := func(toks []token) string { // "module.Name" a base or decorator names, "" for other text
+		switch {
+		case len(toks) == 1 && toks[0].kind == tName:
+			return from[toks[0].text]
+		case len(toks) == 3 && toks[0].kind == tName && toks[1].text == "." && toks[2].kind == tName && mods[toks[0].text] != "":
+			return mods[toks[0].text] + "." + toks[2].text
+		}
+		return ""
+	}
+	kinds := map[string]string{} // a candidate class -> "class" or "enum"; "" while a base is not known yet
+	pending := map[string][][]token{}
+	for j, l := range ix.stmts {
+		if ix.owner[j] != ix.Module || keywordAt(l.toks) != 0 || l.toks[0].text != "class" || fixed[l.toks[1].text] {
+			continue
+		}
+		name := l.toks[1].text
+		decorated := true
+		for k := j - 1; k >= 0 && ix.stmts[k].toks[0].text == "@" && ix.owner[k] == ix.Module; k-- {
+			d := ix.stmts[k].toks[1:]
+			if len(d) > 1 && d[len(d)-1].text == ")" {
+				if open := slices.IndexFunc(d, func(t token) bool { return t.text == "(" }); open > 0 && matching(d, open) == len(d)-1 {
+					d = d[:open]
+				}
+			}
+			decorated = decorated && sameClassDecorators[stdlib(d)]
+		}
+		if !decorated || ix.moduleBinds[name] != 1 || ix.rebindable[name] {
+			continue
+		}
+		var parts [][]token
+		if len(l.toks) > 3 && l.toks[2].text == "(" && l.toks[3].text != ")" {
+			parts = splitTop(l.toks[3:matching(l.toks, 2)], ",")
+		}
+		pending[name] = parts
+	}
+	for grown := true; grown; { // a base of the program must be known first
+		grown = false
+	next:
+		for name, parts := range pending {
+			kind := "class"
+			for _, p := range parts {
+				b := ""
+				if len(p) == 1 && p[0].kind == tName {
+					b = p[0].text
+				}
+				switch k := stdlibBases[stdlib(p)]; {
+				case k != "":
+					if k == "enum" {
+						kind = k
+					}
+				case fixed[b] || typeBuiltins[b] && ix.unbound[b]:
+				case kinds[b] != "":
+					if kinds[b] == "enum" {
+						kind = "enum"
+					}
+				default:
+					continue next
+				}
+			}
+			kinds[name] = kind
+			delete(pending, name)
+			grown = true
+		}
+	}
+	for c, kind := range kinds {
+		if kind == "enum" {
+			out[c] = "<enum '" + c + "'>"
+		} else {
+			out[c] = "<class '__main__." + c + "'>"
+		}
+	}
+	return out
+}
+
+// EmptyClassStart reports whether the body of class sc starts with a
+// namespace the tracer shows empty (it hides dunders): the statement names
+// no base but object and no keyword, so no metaclass's __prepare__ fills
+// it (Enum's holds _generate_next_value_).
+func (ix *Index) EmptyClassStart(sc *Scope) bool {
+	if sc.Kind != Class || sc.Line < 1 || sc.Line > len(ix.stmtAt) || ix.stmtAt[sc.Line-1] < 0 {
+		return false
+	}
+	toks := ix.stmts[ix.stmtAt[sc.Line-1]].toks
+	kw := keywordAt(toks)
+	if kw < 0 || kw+2 >= len(toks) {
+		return false
+	}
+	rest := toks[kw+2:]
+	switch {
+	case rest[0].text == ":":
+		return true
+	case rest[0].text == "(" && len(rest) > 2 && rest[1].text == ")":
+		return true
+	case rest[0].text == "(" && len(rest) > 3 && rest[1].text == "object" && rest[2].text == ")":
+		return !ix.bindsAnywhere("object")
+	}
+	return false
+}
+
 // FixedInstances maps each module name whose every binding is `NAME =
 // C(...)` with one class C to C, where C is a fixed class (FixedClasses)
 // derived from object alone, through fixed classes: the tracer shows such
@@ -390,8 +515,8 @@ func (ix *Index) FixedReprs() map[string]string {
 		out[f] = "<function " + f + " at 0x0>"
 	}
 	fixed, bases := ix.fixedClasses()
-	for c := range fixed {
-		out[c] = "<class '__main__." + c + "'>"
+	for c, r := range ix.classReprs(fixed) {
+		out[c] = r
 	}
 	for name, c := range ix.fixedInstances(fixed, bases) {
 		out[name] = "<__main__." + c + " object at 0x0>"
@@ -863,6 +988,41 @@ func (ix *Index) ReturnsTo(n int) (lines []int, ok bool) {
 		}
 	}
 	return lines, true
+}
+
+// SureAfterReturn lists the names a line event that follows a return
+// event on line n surely holds, sorted: where ReturnsTo knows the callers,
+// the frame is one that ran a call's statement, whose SureLocals stay bound
+// (SureLocals keeps no name a statement may unbind); the names every call
+// statement's frame holds. Nil where ReturnsTo does not know, or a call's
+// line runs in several scopes (a comprehension or lambda on it may be the
+// caller). Why: a step out of a method answered the module's next line
+// without a class the module had bound long before the call.
+func (ix *Index) SureAfterReturn(n int) []string {
+	if _, ok := ix.ReturnsTo(n); !ok {
+		return nil
+	}
+	name := ix.RunsOn(n)[0].Name
+	_, sites := ix.calledOnly()
+	var common []string
+	first := true
+	for _, site := range sites {
+		l := ix.stmts[site.stmt]
+		if t := l.toks[site.tok]; t.text != name || len(ix.RunsOn(t.line)) != 1 {
+			if t.text == name {
+				return nil
+			}
+			continue
+		}
+		sure := ix.SureLocals(l.first)
+		if !first {
+			sure = slices.DeleteFunc(slices.Clone(sure), func(s string) bool { return !slices.Contains(common, s) })
+		}
+		if common, first = sure, false; len(common) == 0 {
+			return nil
+		}
+	}
+	return slices.Sorted(slices.Values(common))
 }
 
 // NoEscape reports whether no exception can leave a frame of function sc

@@ -199,7 +199,7 @@ func TestPassedAndAheadHoldOnRealTraces(t *testing.T) {
 func TestSilentHoldsOnRealTraces(t *testing.T) {
 	tr, programs := realTracePrograms(t)
 	defer tr.Close()
-	silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, byModule, assigned, loops, ahead, selves, args, afterCall, endsRight, escapeFree, caught, sureBound, callerKept, firstCalls, afterReturns, backs, caughtBack, events := 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+	silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, byModule, assigned, loops, ahead, selves, args, afterCall, endsRight, escapeFree, caught, sureBound, callerKept, firstCalls, afterReturns, backs, caughtBack, callerNamed, events := 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 	for _, prog := range programs {
 		trace, err := tr.Trace(context.Background(), prog)
 		if err != nil {
@@ -444,6 +444,24 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 					}
 				}
 			}
+			if names := ix.SureAfterReturn(s.Lineno); s.Event == tracer.EventReturn && names != nil {
+				// where a step forward stops next: the first event of a
+				// shallower frame (the caller's), past calls from its line
+				for _, next := range trace.States[i+1:] {
+					if next.Depth >= s.Depth {
+						continue
+					}
+					if next.Event == tracer.EventLine {
+						callerNamed++
+						for _, name := range names {
+							if !slices.ContainsFunc(next.Locals, func(v tracer.Var) bool { return v.Name == name }) {
+								t.Errorf("%s: the line event on line %d after the return of %s on line %d lacks %q of SureAfterReturn %v", prog.Path, next.Lineno, s.Function, s.Lineno, name, names)
+							}
+						}
+					}
+					break
+				}
+			}
 			if next := i + 1; s.Event == tracer.EventLine && next < len(trace.States) && trace.States[next].Event == tracer.EventReturn && trace.States[next].Frame == s.Frame {
 				if ends, ok := scopes.endsAfter(s.Src); ok {
 					endsRight++
@@ -486,9 +504,9 @@ func TestSilentHoldsOnRealTraces(t *testing.T) {
 			events++
 		}
 	}
-	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent, %d dead, %d quiet; %d line events of a certain call, %d of none; %d calls to a known first line; %d returns of a name; %d returns whose value the text fixes; %d returns on ReturnLines; %d calls of defs only the module calls; %d assignments of a literal or a value the locals fix and appends; %d loop headers' locals known from the next line's; %d steps from a loop's or branch's header known ahead; %d method frames' self; %d literal arguments; %d first lines after a call; %d returns right after a line; %d returns of frames no exception leaves; %d exceptions caught; %d names a line surely binds; %d names a caller keeps; %d first calls of a line; %d steps after a return; %d steps back in scripts; %d returns of frames no exception leaves, backwards",
-		len(programs), events, silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, byModule, assigned, loops, ahead, selves, args, afterCall, endsRight, escapeFree, caught, sureBound, callerKept, firstCalls, afterReturns, backs, caughtBack)
-	if selves < 50 || args < 50 || escapeFree < 50 || caught < 5 || sureBound < 50 || callerKept < 50 || firstCalls < 20 || afterReturns < 50 || backs < 50 || caughtBack < 50 || afterCall < 50 || endsRight < 50 || silent < 50 || dead < 4 || quiet < 50 || calls < 50 || noCalls < 50 || entries < 50 || returned < 50 || fixed < 50 || returnLines < 50 || byModule < 20 || assigned < 50 {
+	t.Logf("%d programs, %d events: %d lines that are not blank or a comment are silent, %d dead, %d quiet; %d line events of a certain call, %d of none; %d calls to a known first line; %d returns of a name; %d returns whose value the text fixes; %d returns on ReturnLines; %d calls of defs only the module calls; %d assignments of a literal or a value the locals fix and appends; %d loop headers' locals known from the next line's; %d steps from a loop's or branch's header known ahead; %d method frames' self; %d literal arguments; %d first lines after a call; %d returns right after a line; %d returns of frames no exception leaves; %d exceptions caught; %d names a line surely binds; %d names a caller keeps; %d first calls of a line; %d steps after a return; %d steps back in scripts; %d returns of frames no exception leaves, backwards; %d caller lines after a return",
+		len(programs), events, silent, dead, quiet, calls, noCalls, entries, returned, fixed, returnLines, byModule, assigned, loops, ahead, selves, args, afterCall, endsRight, escapeFree, caught, sureBound, callerKept, firstCalls, afterReturns, backs, caughtBack, callerNamed)
+	if callerNamed < 50 || selves < 50 || args < 50 || escapeFree < 50 || caught < 5 || sureBound < 50 || callerKept < 50 || firstCalls < 20 || afterReturns < 50 || backs < 50 || caughtBack < 50 || afterCall < 50 || endsRight < 50 || silent < 50 || dead < 4 || quiet < 50 || calls < 50 || noCalls < 50 || entries < 50 || returned < 50 || fixed < 50 || returnLines < 50 || byModule < 20 || assigned < 50 {
 		t.Fatalf("too few silent or quiet lines checked: %d, %d", silent, quiet)
 	}
 }

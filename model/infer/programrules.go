@@ -379,13 +379,22 @@ func (r *programRules) sureNames(cur string) []string {
 		}
 		return nil
 	}
-	return commonNames(func(yield func([]string) bool) {
+	sure := commonNames(func(yield func([]string) bool) {
 		for _, l := range r.lineFrameLines(cur) {
 			if !yield(r.scopes.sureLocals(l)) {
 				return
 			}
 		}
 	})
+	if strings.HasPrefix(cur, format.TokLineSep) && len(r.callerNames) > 0 {
+		sure = slices.Clone(sure)
+		for _, name := range r.callerNames {
+			if !slices.Contains(sure, name) {
+				sure = append(sure, name)
+			}
+		}
+	}
+	return sure
 }
 
 // objectClosed reports whether a LOCALS object's text has its closing
@@ -515,6 +524,9 @@ type programRules struct {
 	// the names a forward line frame must show, which the step asked
 	// binds anew (newNames)
 	bound []string
+	// the names a forward line frame after a return holds: the caller's
+	// (callerNames)
+	callerNames []string
 }
 
 // linesFor is the set a source line of the frame text cur may come from:
@@ -714,6 +726,7 @@ func promptRules(compiled func(src string) *pysource.Compiled, prompt string) *p
 	}
 	r.locals = r.scopes.assignedLocals(prompt)
 	r.bound = r.scopes.newNames(prompt)
+	r.callerNames = r.scopes.callerNames(prompt)
 	r.memo = map[string]sortedSet{}
 	r.names = r.scopes.programNames()
 	r.fixed = r.scopes.ix.FixedReprs()

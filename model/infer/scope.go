@@ -666,6 +666,9 @@ func (s *scopeRules) withLineFlow(rule map[string]sortedSet, last string, k int,
 			return out
 		}
 	}
+	if err == nil && f.Kind == format.InvReturn && step.Action == debugger.InvStepInto {
+		rule = s.intoCopies(rule)
+	}
 	if err == nil && f.Kind == format.InvReturn && script && s.caught(f.Src) {
 		// backwards the same: the frame's return comes right after its own
 		// exception event only where a for loop's iterator ended it
@@ -737,6 +740,36 @@ func (s *scopeRules) withLineFlow(rule map[string]sortedSet, last string, k int,
 	return out
 }
 
+// intoCopies is withLineFlow's rule for inv_step_into from a return
+// frame: the step goes back to the state before the return at its level,
+// into the call its line made by that line's inv_line_call copy. A line
+// event there that surely makes a call (CertainCall) made it (an exception
+// before the call would be the state before the return), so it shows only
+// as its copy, and a line that makes none has no copy. Why: stepping back
+// from a script's return on `handle_semaphore(...)` the model answered the
+// line, not its copy.
+func (s *scopeRules) intoCopies(rule map[string]sortedSet) map[string]sortedSet {
+	out := maps.Clone(rule)
+	if out == nil {
+		out = map[string]sortedSet{}
+	}
+	var every sortedSet // every executable line, where no rule restricts a kind yet
+	for _, l := range s.lines {
+		if executable(l) {
+			every = append(every, l)
+		}
+	}
+	every.sort()
+	for tok, drop := range map[string]pysource.Calling{format.TokInvLineSep: pysource.CertainCall, format.TokInvLineCallSep: pysource.NoCall} {
+		lines, ok := out[tok]
+		if !ok {
+			lines = every
+		}
+		out[tok] = slices.DeleteFunc(slices.Clone(lines), func(l string) bool { return s.calls(l) == drop })
+	}
+	return out
+}
+
 // endsAfter is where a frame returns right after a line event on a line
 // with text src, with no event between: on that line, and only where the
 // frame may end there when nothing raises (pysource's EndLines: after an
@@ -783,12 +816,13 @@ func (s *scopeRules) caught(src string) bool {
 // sureBindsAt is what pysource's SureBinds says line n binds once its
 // statement completes, for a line event of the frame that runs it: on a
 // class statement's line the class body fires its first line event too,
-// with no name yet (the tracer hides its dunders), so a frame that holds a
-// name there (held) is the statement's; nil for no rule.
+// with no name yet (the tracer hides its dunders) where no metaclass
+// prepares its namespace (EmptyClassStart), so a frame that holds a name
+// there (held) is the statement's; nil for no rule.
 func (s *scopeRules) sureBindsAt(n int, held bool) []string {
 	binds := s.ix.SureBinds(n)
 	for _, sc := range s.ix.RunsOn(n) {
-		if sc != s.ix.Owner(n) && (sc.Kind != pysource.Class || sc.Line != n || !held) {
+		if sc != s.ix.Owner(n) && (sc.Kind != pysource.Class || sc.Line != n || !held || !s.ix.EmptyClassStart(sc)) {
 			return nil
 		}
 	}
@@ -1537,6 +1571,23 @@ func (s *scopeRules) newNames(prompt string) []string {
 		return names
 	}
 	return slices.DeleteFunc(names, func(name string) bool { _, had := locals.Get(name); return had })
+}
+
+// callerNames lists the names a line frame that a step forward from a
+// return frame reaches surely holds: it is the caller's (pysource's
+// SureAfterReturn, every line of the return's text alike); nil for none.
+func (s *scopeRules) callerNames(prompt string) []string {
+	f, step, err := lastFrame(prompt)
+	if err != nil || f.Kind != format.Return || step.Action != debugger.StepInto && step.Action != debugger.StepOver && step.Action != debugger.StepReturn {
+		return nil
+	}
+	return commonNames(func(yield func([]string) bool) {
+		for n := range s.linesWith(f.Src) {
+			if !yield(s.ix.SureAfterReturn(n)) {
+				return
+			}
+		}
+	})
 }
 
 // callerLine finds, for a prompt whose last frame is a return event that

@@ -376,6 +376,9 @@ func TestRulesHoldOnRealTraces(t *testing.T) {
 		// frame holds ascii_letters, Template, ...)
 		{Source: "from string import *\nx = digits[:2]\nprint(x)\n"},
 		{Source: "class C:\n    def __init__(self):\n        __v = 1\n        self.v = __v\n\nc = C()\n"},
+		// an Enum's body starts holding _generate_next_value_ (its
+		// metaclass prepares the namespace) on the class statement's line
+		{Source: "from enum import Enum\nclass Color(Enum):\n    RED = 1\n    GREEN = 2\nfor c in Color:\n    print(c, Color(2))\n"},
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	steps, valued := 0, 0
@@ -588,6 +591,19 @@ func TestCertainCallSteps(t *testing.T) {
 	}
 	if got := step(back, format.TokInvStepInto); got[format.TokInvLineCallSep].contains("print(y)") || !got[format.TokInvLineSep].contains("print(y)") {
 		t.Errorf("inv_step_into from done = True: inv_line %q, inv_line_call %q", got[format.TokInvLineSep], got[format.TokInvLineCallSep])
+	}
+	// from a return the same: the state before it at its level, by its copy
+	// where its line surely made a call
+	for _, tc := range []struct{ src, last string }{
+		{"def solve(x):\n    return x * 2\nprint(solve(3))\n", "print(solve(3))"},
+		{"def solve(x):\n    return x * 2\ny = solve(3)\nprint(y)\n", "print(y)"},
+	} {
+		s = programScopes(nil, tc.src)
+		got := step(`<|inv_return_sep|><|src_sep|>`+tc.last+`<|arg_sep|>"None"<|action_sep|>`, format.TokInvStepInto)
+		call := s.calls(tc.last) == pysource.CertainCall
+		if got[format.TokInvLineSep].contains(tc.last) == call || got[format.TokInvLineCallSep].contains(tc.last) != call {
+			t.Errorf("inv_step_into from the return on %s: inv_line %q, inv_line_call %q", tc.last, got[format.TokInvLineSep], got[format.TokInvLineCallSep])
+		}
 	}
 }
 
