@@ -666,9 +666,6 @@ func (s *scopeRules) withLineFlow(rule map[string]sortedSet, last string, k int,
 			return out
 		}
 	}
-	if err == nil && f.Kind == format.InvReturn && step.Action == debugger.InvStepInto {
-		rule = s.intoCopies(rule)
-	}
 	if err == nil && f.Kind == format.InvReturn && script && s.caught(f.Src) {
 		// backwards the same: the frame's return comes right after its own
 		// exception event only where a for loop's iterator ended it
@@ -736,36 +733,6 @@ func (s *scopeRules) withLineFlow(rule map[string]sortedSet, last string, k int,
 				out[format.TokReturnSep] = ends
 			}
 		}
-	}
-	return out
-}
-
-// intoCopies is withLineFlow's rule for inv_step_into from a return
-// frame: the step goes back to the state before the return at its level,
-// into the call its line made by that line's inv_line_call copy. A line
-// event there that surely makes a call (CertainCall) made it (an exception
-// before the call would be the state before the return), so it shows only
-// as its copy, and a line that makes none has no copy. Why: stepping back
-// from a script's return on `handle_semaphore(...)` the model answered the
-// line, not its copy.
-func (s *scopeRules) intoCopies(rule map[string]sortedSet) map[string]sortedSet {
-	out := maps.Clone(rule)
-	if out == nil {
-		out = map[string]sortedSet{}
-	}
-	var every sortedSet // every executable line, where no rule restricts a kind yet
-	for _, l := range s.lines {
-		if executable(l) {
-			every = append(every, l)
-		}
-	}
-	every.sort()
-	for tok, drop := range map[string]pysource.Calling{format.TokInvLineSep: pysource.CertainCall, format.TokInvLineCallSep: pysource.NoCall} {
-		lines, ok := out[tok]
-		if !ok {
-			lines = every
-		}
-		out[tok] = slices.DeleteFunc(slices.Clone(lines), func(l string) bool { return s.calls(l) == drop })
 	}
 	return out
 }

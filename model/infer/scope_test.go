@@ -592,19 +592,6 @@ func TestCertainCallSteps(t *testing.T) {
 	if got := step(back, format.TokInvStepInto); got[format.TokInvLineCallSep].contains("print(y)") || !got[format.TokInvLineSep].contains("print(y)") {
 		t.Errorf("inv_step_into from done = True: inv_line %q, inv_line_call %q", got[format.TokInvLineSep], got[format.TokInvLineCallSep])
 	}
-	// from a return the same: the state before it at its level, by its copy
-	// where its line surely made a call
-	for _, tc := range []struct{ src, last string }{
-		{"def solve(x):\n    return x * 2\nprint(solve(3))\n", "print(solve(3))"},
-		{"def solve(x):\n    return x * 2\ny = solve(3)\nprint(y)\n", "print(y)"},
-	} {
-		s = programScopes(nil, tc.src)
-		got := step(`<|inv_return_sep|><|src_sep|>`+tc.last+`<|arg_sep|>"None"<|action_sep|>`, format.TokInvStepInto)
-		call := s.calls(tc.last) == pysource.CertainCall
-		if got[format.TokInvLineSep].contains(tc.last) == call || got[format.TokInvLineCallSep].contains(tc.last) != call {
-			t.Errorf("inv_step_into from the return on %s: inv_line %q, inv_line_call %q", tc.last, got[format.TokInvLineSep], got[format.TokInvLineCallSep])
-		}
-	}
 }
 
 // TestFirstCallStep: step_into from a line whose first call the text
