@@ -271,7 +271,7 @@ var sameClassDecorators = map[string]bool{"dataclasses.dataclass": true, "functo
 // <class '__main__.C'>, and, bound the same way, classes the text
 // decorates only with sameClassDecorators or derives from stdlibBases (an
 // enum's subclass, and one of an enum, as <enum 'C'>). Why: the model wrote
-// <class '__main__.BugStatus'> for an Enum and cut DataclassRGB's name.
+// <class '__main__.Semaphore'> for an Enum and cut DataclassRGB's name.
 func (ix *Index) classReprs(fixed set) map[string]string {
 	out := map[string]string{}
 	for c := range fixed {
@@ -290,7 +290,7 @@ func (ix *Index) classReprs(fixed set) map[string]string {
 		}
 		return ""
 	}
-	kinds := map[string]string{} // a candidate class -> "class" or "enum"; "" while a base is not known yet
+	kinds := map[string]string{} // a class whose bases are known -> "class" or "enum"
 	pending := map[string][][]token{}
 	for j, l := range ix.stmts {
 		if ix.owner[j] != ix.Module || keywordAt(l.toks) != 0 || l.toks[0].text != "class" || fixed[l.toks[1].text] {
@@ -996,8 +996,8 @@ func (ix *Index) ReturnsTo(n int) (lines []int, ok bool) {
 // (SureLocals keeps no name a statement may unbind); the names every call
 // statement's frame holds. Nil where ReturnsTo does not know, or a call's
 // line runs in several scopes (a comprehension or lambda on it may be the
-// caller). Why: a step out of a method answered the module's next line
-// without a class the module had bound long before the call.
+// caller). Why: a frame after a return shows every local, and the model
+// left out names the caller had bound long before the call.
 func (ix *Index) SureAfterReturn(n int) []string {
 	if _, ok := ix.ReturnsTo(n); !ok {
 		return nil
