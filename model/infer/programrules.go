@@ -371,7 +371,8 @@ func (r *programRules) nameGone(cur string) bool {
 // pysource's SureLocals of each line cur's line may be (a forward line
 // frame's: every line linesFor leaves it), intersected, or a call's
 // parameters (CallLocals); nil where one line has none or the text does
-// not place it.
+// not place it. A forward line frame after a return holds the caller's
+// names too (callerNames).
 func (r *programRules) sureNames(cur string) []string {
 	if strings.HasPrefix(cur, format.TokCallSep) || strings.HasPrefix(cur, format.TokInvCallSep) {
 		if src, ok := headSrc(cur); ok {
