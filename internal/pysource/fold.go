@@ -247,8 +247,9 @@ func (ix *Index) AppendsValue(n int, locals iter.Seq2[string, string]) (name, re
 	return name, repr, len(repr) <= maxFoldedRepr
 }
 
-// repr is CPython's repr of a scalar value (false for a container, or a
-// str holding both quotes).
+// repr is CPython's repr of a value: a scalar, or a list or tuple whose
+// items it knows (false for a dict, a float, or a str holding both
+// quotes).
 func (v pyValue) repr() (string, bool) {
 	switch v.kind {
 	case 'i':
@@ -264,6 +265,25 @@ func (v pyValue) repr() (string, bool) {
 		case !strings.Contains(v.s, `"`):
 			return `"` + v.s + `"`, true
 		}
+	case 'l':
+		if len(v.items) != v.n {
+			return "", false
+		}
+		reprs := make([]string, len(v.items))
+		for k, item := range v.items {
+			r, ok := item.repr()
+			if !ok {
+				return "", false
+			}
+			reprs[k] = r
+		}
+		if !v.tuple {
+			return "[" + strings.Join(reprs, ", ") + "]", true
+		}
+		if len(reprs) == 1 {
+			return "(" + reprs[0] + ",)", true
+		}
+		return "(" + strings.Join(reprs, ", ") + ")", true
 	}
 	return "", false
 }
@@ -278,6 +298,7 @@ type pyValue struct {
 	s     string
 	items []pyValue // nil where unknown
 	n     int
+	tuple bool // a tuple, not a list ('l')
 }
 
 func (v pyValue) truth() bool {
@@ -324,7 +345,9 @@ func parseValue(r string) (pyValue, bool) {
 		if !whole {
 			return pyValue{}, false
 		}
-		return seqValue('l', reprs), true
+		v := seqValue('l', reprs)
+		v.tuple = r[0] == '('
+		return v, true
 	case r[0] == '{':
 		keys, whole := dictKeys(r)
 		if !whole {
@@ -759,25 +782,41 @@ func (e *condEval) atom() (condNode, bool) {
 		}
 		e.at++
 		n = inner
-	case t.kind == tName && t.text == "len" && e.peek("(") != "" && (e.ix == nil || !e.ix.bindsAnywhere("len")):
+	case t.kind == tName && builtinFolds[t.text] != nil && e.peek("(") != "" && (e.ix == nil || !e.ix.bindsAnywhere(t.text)):
+		name, fold := t.text, builtinFolds[t.text]
 		e.at++
-		arg, ok := e.or()
-		if !ok || e.peek(")") == "" {
+		var args []condNode
+		for {
+			arg, ok := e.or()
+			if !ok {
+				return nil, false
+			}
+			args = append(args, arg)
+			if e.peek(",") == "" {
+				break
+			}
+			e.at++
+		}
+		if e.peek(")") == "" || len(args) > 1 && name != "min" && name != "max" {
 			return nil, false
 		}
 		e.at++
 		n = func(env Env) (pyValue, bool) {
-			v, ok := arg(env)
-			_, shadowed := env("len")
-			switch {
-			case !ok || shadowed:
-				return v, false
-			case v.kind == 's':
-				return pyValue{kind: 'i', i: int64(len(v.s))}, true
-			case v.kind == 'l' || v.kind == 'd':
-				return pyValue{kind: 'i', i: int64(v.n)}, true
+			if _, shadowed := env(name); shadowed {
+				return pyValue{}, false
 			}
-			return pyValue{}, false
+			vs := make([]pyValue, len(args))
+			for k, arg := range args {
+				v, ok := arg(env)
+				if !ok {
+					return v, false
+				}
+				vs[k] = v
+			}
+			if len(vs) > 1 { // min(a, b, ...): of the arguments themselves
+				return fold(pyValue{kind: 'l', n: len(vs), items: vs})
+			}
+			return fold(vs[0])
 		}
 	case t.kind == tName && !keywords[t.text]:
 		name := t.text
@@ -801,18 +840,35 @@ func (e *condEval) atom() (condNode, bool) {
 	default:
 		return nil, false
 	}
-	for e.peek(".") != "" {
+	for e.peek(".", "[") != "" {
+		recv := n
+		if e.peek("[") != "" {
+			e.at++
+			index, ok := e.or()
+			if !ok || e.peek("]") == "" {
+				return nil, false
+			}
+			e.at++
+			n = func(env Env) (pyValue, bool) {
+				v, ok := recv(env)
+				i, known := index(env)
+				if !ok || !known {
+					return v, false
+				}
+				return subscript(v, i)
+			}
+			continue
+		}
 		m, ok := e.strMethod()
 		if !ok {
 			return nil, false
 		}
-		recv := n
 		n = func(env Env) (pyValue, bool) {
 			v, ok := recv(env)
 			if !ok || v.kind != 's' {
 				return v, false
 			}
-			return m(v.s), true
+			return m(v.s, env)
 		}
 	}
 	if e.peek("(", "[", ".") != "" {
@@ -821,9 +877,122 @@ func (e *condEval) atom() (condNode, bool) {
 	return n, true
 }
 
+// builtinFolds are the builtins CondHolds reads, each of one argument
+// whose value it knows: len of a str, list, tuple or dict; sum, min and
+// max of a list or tuple of ints (min and max keep the first of equal
+// items, as Python does; also of two or more int arguments); abs of an
+// int; ord of a one-character str, chr of a printable ASCII code (no
+// backslash); str of an int, bool, None or str; int of an int, bool or a
+// str of decimal digits (a sign, spaces around).
+var builtinFolds = map[string]func(v pyValue) (pyValue, bool){
+	"len": func(v pyValue) (pyValue, bool) {
+		switch v.kind {
+		case 's':
+			return pyValue{kind: 'i', i: int64(len(v.s))}, true
+		case 'l', 'd':
+			return pyValue{kind: 'i', i: int64(v.n)}, true
+		}
+		return pyValue{}, false
+	},
+	"sum": func(v pyValue) (pyValue, bool) {
+		total := pyValue{kind: 'i'}
+		for _, item := range v.items {
+			var ok bool
+			if total, ok = arithmetic("+", total, item); !ok || !item.number() {
+				return pyValue{}, false
+			}
+		}
+		return total, v.kind == 'l' && len(v.items) == v.n
+	},
+	"min": func(v pyValue) (pyValue, bool) { return extreme(v, -1) },
+	"max": func(v pyValue) (pyValue, bool) { return extreme(v, 1) },
+	"ord": func(v pyValue) (pyValue, bool) {
+		if v.kind != 's' || len(v.s) != 1 {
+			return pyValue{}, false
+		}
+		return pyValue{kind: 'i', i: int64(v.s[0])}, true
+	},
+	"chr": func(v pyValue) (pyValue, bool) {
+		if !v.number() || v.i < ' ' || v.i > '~' || v.i == '\\' {
+			return pyValue{}, false // a str CondHolds does not hold (a backslash, a control character, past ASCII)
+		}
+		return pyValue{kind: 's', s: string(rune(v.i))}, true
+	},
+	"str": func(v pyValue) (pyValue, bool) {
+		switch v.kind {
+		case 's':
+			return v, true
+		case 'i', 'b', 'n':
+			r, ok := v.repr()
+			return pyValue{kind: 's', s: r}, ok
+		}
+		return pyValue{}, false
+	},
+	"int": func(v pyValue) (pyValue, bool) {
+		switch v.kind {
+		case 'i', 'b':
+			return pyValue{kind: 'i', i: v.i}, true
+		case 's':
+			i, err := strconv.ParseInt(strings.Trim(v.s, " "), 10, 64)
+			return pyValue{kind: 'i', i: i}, err == nil && i > math.MinInt32 && i < math.MaxInt32
+		}
+		return pyValue{}, false
+	},
+	"abs": func(v pyValue) (pyValue, bool) {
+		if !v.number() || v.i == math.MinInt64 {
+			return pyValue{}, false
+		}
+		return pyValue{kind: 'i', i: max(v.i, -v.i)}, true
+	},
+}
+
+// extreme is min (sign -1) or max (sign 1) of a list or tuple of ints.
+func extreme(v pyValue, sign int) (pyValue, bool) {
+	if v.kind != 'l' || v.n == 0 || len(v.items) != v.n {
+		return pyValue{}, false
+	}
+	best := v.items[0]
+	for _, item := range v.items {
+		if !item.number() {
+			return pyValue{}, false
+		}
+		if cmpInt(item.i, best.i) == sign {
+			best = item
+		}
+	}
+	return best, true
+}
+
+// subscript is v[i] of a list, tuple or str whose items are known, by an
+// int index (negative from the end); false out of range (IndexError).
+func subscript(v pyValue, i pyValue) (pyValue, bool) {
+	if !i.number() {
+		return pyValue{}, false
+	}
+	switch {
+	case v.kind == 'l' && len(v.items) == v.n:
+		if k := i.i + int64(v.n)*int64(boolInt(i.i < 0)); k >= 0 && k < int64(v.n) {
+			return v.items[k], true
+		}
+	case v.kind == 's':
+		if k := i.i + int64(len(v.s))*int64(boolInt(i.i < 0)); k >= 0 && k < int64(len(v.s)) {
+			return pyValue{kind: 's', s: v.s[k : k+1]}, true
+		}
+	}
+	return pyValue{}, false
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // strMethods are the str methods CondHolds reads, on printable ASCII: no
 // arguments, nothing run but the builtin.
 var strMethods = map[string]func(s string) pyValue{
+	"split":   func(s string) pyValue { return strList(strings.Fields(s)) },
 	"upper":   func(s string) pyValue { return pyValue{kind: 's', s: strings.ToUpper(s)} },
 	"lower":   func(s string) pyValue { return pyValue{kind: 's', s: strings.ToLower(s)} },
 	"strip":   func(s string) pyValue { return pyValue{kind: 's', s: strings.TrimSpace(s)} },
@@ -841,18 +1010,79 @@ const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 func pyBool(b bool) pyValue { return pyValue{kind: 'b', i: map[bool]int64{true: 1}[b]} }
 
-// strMethod parses `.NAME()` of a method strMethods has.
-func (e *condEval) strMethod() (func(string) pyValue, bool) {
-	if e.at+3 >= len(e.toks) {
+// strMethod parses `.NAME()` of a method strMethods has, or `.NAME(ARG)`
+// of one strArgMethods has.
+func (e *condEval) strMethod() (func(s string, env Env) (pyValue, bool), bool) {
+	if e.at+3 >= len(e.toks) || e.toks[e.at+1].kind != tName || e.toks[e.at+2].text != "(" {
 		return nil, false
 	}
-	name, open, closing := e.toks[e.at+1], e.toks[e.at+2], e.toks[e.at+3]
-	m, known := strMethods[name.text]
-	if name.kind != tName || !known || open.text != "(" || closing.text != ")" {
+	name := e.toks[e.at+1].text
+	if m, known := strMethods[name]; known && e.toks[e.at+3].text == ")" {
+		e.at += 4
+		return func(s string, _ Env) (pyValue, bool) { return m(s), true }, true
+	}
+	m, known := strArgMethods[name]
+	if !known {
 		return nil, false
 	}
-	e.at += 4
-	return m, true
+	e.at += 3
+	arg, ok := e.or()
+	if !ok || e.peek(")") == "" {
+		return nil, false
+	}
+	e.at++
+	return func(s string, env Env) (pyValue, bool) {
+		v, ok := arg(env)
+		if !ok {
+			return v, false
+		}
+		return m(s, v)
+	}, true
+}
+
+// strArgMethods are the str methods of one argument CondHolds reads, on
+// printable ASCII: split by a str, join of a str's characters or a list
+// or tuple of strs, count, find, startswith and endswith of a str.
+var strArgMethods = map[string]func(s string, arg pyValue) (pyValue, bool){
+	"split": func(s string, sep pyValue) (pyValue, bool) {
+		if sep.kind != 's' || sep.s == "" {
+			return pyValue{}, false // ValueError, or a separator CondHolds does not read
+		}
+		return strList(strings.Split(s, sep.s)), true
+	},
+	"join": func(s string, parts pyValue) (pyValue, bool) {
+		switch {
+		case parts.kind == 's':
+			return pyValue{kind: 's', s: strings.Join(strings.Split(parts.s, ""), s)}, true
+		case parts.kind != 'l' || len(parts.items) != parts.n:
+			return pyValue{}, false
+		}
+		strs := make([]string, len(parts.items))
+		for k, p := range parts.items {
+			if p.kind != 's' {
+				return pyValue{}, false // TypeError
+			}
+			strs[k] = p.s
+		}
+		return pyValue{kind: 's', s: strings.Join(strs, s)}, true
+	},
+	"count": func(s string, sub pyValue) (pyValue, bool) {
+		return pyValue{kind: 'i', i: int64(strings.Count(s, sub.s))}, sub.kind == 's'
+	},
+	"find": func(s string, sub pyValue) (pyValue, bool) {
+		return pyValue{kind: 'i', i: int64(strings.Index(s, sub.s))}, sub.kind == 's'
+	},
+	"startswith": func(s string, p pyValue) (pyValue, bool) { return pyBool(strings.HasPrefix(s, p.s)), p.kind == 's' },
+	"endswith":   func(s string, p pyValue) (pyValue, bool) { return pyBool(strings.HasSuffix(s, p.s)), p.kind == 's' },
+}
+
+// strList is the list of strs parts.
+func strList(parts []string) pyValue {
+	v := pyValue{kind: 'l', n: len(parts), items: make([]pyValue, len(parts))}
+	for k, p := range parts {
+		v.items[k] = pyValue{kind: 's', s: p}
+	}
+	return v
 }
 
 // oneLine reports whether the statement starting on line h is on that

@@ -14,6 +14,7 @@ import (
 var condLocals = map[string]string{
 	"n": "3", "m": "-7", "z": "0", "s": "'abc'", "e": "''", "w": `"it's"`, "xs": "[1, 'a', None]",
 	"t": "(2,)", "d": "{'a': 1, 3: 'x'}", "flag": "True", "nil": "None", "big": "100000000000000000000", "f": "1.5",
+	"ns": "[3, -1, 4, True, -1]", "none": "[]", "ts": "(5, 2)", "ws": "['a', 'b c']",
 }
 
 func condHolds(src string) (truth, ok bool) {
@@ -53,8 +54,30 @@ func TestCondHolds(t *testing.T) {
 		{"big > 0", false, false},   // past int64
 		{"f + 1 > 1", false, false}, // float arithmetic: no rule
 		{"n // z", false, false},    // ZeroDivisionError
-		{"s.startswith('a')", false, false},
-		{"xs[0] == 1", false, false},
+		{"s.startswith('a') and not s.endswith('a') and s.find('c') == 2 and s.count('b') == 1", true, true},
+		{"s.split('b') == ['a', 'c'] or 1", false, false}, // a list display: unread
+		{"len(s.split('b')) == 2 and ' '.join(ws) == 'a b c' and '-'.join(s) == 'a-b-c'", true, true},
+		{"len('a  b'.split()) == 2 and len('a  b'.split(' ')) == 3", true, true},
+		{"s.split('')", false, false},     // ValueError
+		{"'-'.join(xs)", false, false},    // TypeError
+		{"s.replace('a', 'b')", false, false},
+		{"xs[0] == 1", true, true},
+		{"xs[-1] is None and s[1] == 'b' and s[-3] == 'a'", true, true},
+		{"xs[3]", false, false}, // IndexError
+		{"d['a'] == 1", false, false},
+		{"sum(ns) == 6 and sum(ts) == 7 and sum(none) == 0", true, true},
+		{"min(ns) == -1 and max(ns) == 4 and max(ts) == 5", true, true},
+		{"max(none)", false, false}, // ValueError
+		{"sum(xs)", false, false},   // TypeError
+		{"abs(m) == 7 and abs(flag) == 1", true, true},
+		{"max(n, m) == 3 and min(n, m, z) == -7", true, true},
+		{"len(s, n)", false, false}, // TypeError
+		{"max(n, s)", false, false}, // TypeError
+		{"ord(s[0]) == 97 and chr(n + 62) == 'A' and len(chr(39)) == 1", true, true},
+		{"chr(92)", false, false}, // a backslash: unread
+		{"str(n) + s == '3abc' and str(nil) == 'None' and int(' -12 ') == -12 and int(flag) == 1", true, true},
+		{"int('1_000')", false, false},
+		{"int(s)", false, false}, // ValueError
 		{"objs", false, false},
 		{"q > 1", false, false},
 		{"(n := 4) > 1", false, false},
@@ -89,10 +112,11 @@ func TestCondHoldsAgreesWithPython(t *testing.T) {
 		t.Skipf("no %s to compare with (%v)", python311, err)
 	}
 	rng := rand.New(rand.NewSource(1))
-	names := []string{"n", "m", "z", "s", "e", "w", "xs", "t", "d", "flag", "nil", "big", "f", "q"}
+	names := []string{"n", "m", "z", "s", "e", "w", "xs", "t", "d", "flag", "nil", "big", "f", "q", "ns", "none", "ts", "ws"}
 	literals := []string{"0", "1", "2", "3", "-3", "12", "'a'", "'abc'", "''", "'b c'", "True", "False", "None", "1.5", "0.0", "2.0", "1e3"}
 	var atom, expr func(depth int) string
-	methods := []string{".upper()", ".lower()", ".strip()", ".lstrip()", ".rstrip()", ".isdigit()", ".isalpha()", ".isalnum()", ".isspace()", ".isupper()", ".islower()", ".title()"}
+	methods := []string{".upper()", ".lower()", ".strip()", ".lstrip()", ".rstrip()", ".isdigit()", ".isalpha()", ".isalnum()", ".isspace()", ".isupper()", ".islower()", ".title()",
+		".split()", ".split(' ')", ".split('a')", ".count('a')", ".find('b')", ".startswith('a')", ".endswith(s)", ".join(ws)", ".join(s)", ".join(xs)"}
 	literals = append(literals, "' a1 '", "'A b'", "'42'")
 	atom = func(depth int) string {
 		if rng.Intn(6) == 0 {
@@ -104,8 +128,14 @@ func TestCondHoldsAgreesWithPython(t *testing.T) {
 			return names[rng.Intn(len(names))]
 		case k < 8 || depth > 2:
 			return literals[rng.Intn(len(literals))]
+		case k < 9 && rng.Intn(2) == 0:
+			if rng.Intn(3) == 0 {
+				return []string{"min", "max"}[rng.Intn(2)] + "(" + atom(depth+1) + ", " + atom(depth+1) + ")"
+			}
+			fns := []string{"len", "sum", "min", "max", "abs", "ord", "chr", "str", "int"}
+			return fns[rng.Intn(len(fns))] + "(" + atom(depth+1) + ")"
 		case k < 9:
-			return "len(" + atom(depth+1) + ")"
+			return atom(depth+1) + "[" + atom(depth+1) + "]"
 		}
 		return "(" + expr(depth+1) + ")"
 	}
@@ -208,6 +238,17 @@ func TestAssignsValue(t *testing.T) {
 		{"x = s.upper()", "x", "'AB'", true},
 		{"x = s.upper().isupper()", "x", "True", true},
 		{"x = s.title()", "", "", false},
+		{"total = sum(xs)", "total", "3", true},
+		{"x = max(xs) - min(xs)", "x", "1", true},
+		{"x = xs[-1] + abs(n - 5)", "x", "4", true},
+		{"x = s[0]", "x", "'a'", true},
+		{"x = chr(ord(s[1]) + 5) + str(n)", "x", "'g3'", true},
+		{"x = chr(39)", "x", `"'"`, true},
+		{"words = s.split('b')", "words", "['a', '']", true},
+		{"x = ' '.join(s.split('b'))", "x", "'a '", true},
+		{"x = xs[1:]", "", "", false}, // a slice: unread
+		{"x = xs[2]", "", "", false}, // IndexError
+		{"x = min([])", "", "", false},
 		{"__x = n", "", "", false},
 		{"try:\n    pass\nexcept E as e:\n    x = n", "", "", false},
 		{"x = 'a' + 'b' * 0", "", "", false},
