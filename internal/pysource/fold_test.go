@@ -58,8 +58,8 @@ func TestCondHolds(t *testing.T) {
 		{"s.split('b') == ['a', 'c'] or 1", false, false}, // a list display: unread
 		{"len(s.split('b')) == 2 and ' '.join(ws) == 'a b c' and '-'.join(s) == 'a-b-c'", true, true},
 		{"len('a  b'.split()) == 2 and len('a  b'.split(' ')) == 3", true, true},
-		{"s.split('')", false, false},     // ValueError
-		{"'-'.join(xs)", false, false},    // TypeError
+		{"s.split('')", false, false},  // ValueError
+		{"'-'.join(xs)", false, false}, // TypeError
 		{"s.replace('a', 'b')", false, false},
 		{"xs[0] == 1", true, true},
 		{"xs[-1] is None and s[1] == 'b' and s[-3] == 'a'", true, true},
@@ -247,7 +247,7 @@ func TestAssignsValue(t *testing.T) {
 		{"words = s.split('b')", "words", "['a', '']", true},
 		{"x = ' '.join(s.split('b'))", "x", "'a '", true},
 		{"x = xs[1:]", "", "", false}, // a slice: unread
-		{"x = xs[2]", "", "", false}, // IndexError
+		{"x = xs[2]", "", "", false},  // IndexError
 		{"x = min([])", "", "", false},
 		{"__x = n", "", "", false},
 		{"try:\n    pass\nexcept E as e:\n    x = n", "", "", false},
