@@ -1,7 +1,9 @@
 package pysource
 
 import (
+	"iter"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -81,29 +83,16 @@ func (ix *Index) SureLocals(n int) []string {
 	}
 	ix.namesOnce.Do(ix.readBinds)
 	var handlers []int // the `except ... as` headers whose handlers hold line n
-	// walk back from n's statement: a statement of the suite that holds the
-	// path to n (n's own, then each enclosing header's) ran before n; one
-	// deeper is in an earlier statement's body, which may not have run
-	k := ix.stmtAt[n-1]
-	path, clause := ix.stmts[k].indent, clauseKeywords[ix.StatementKeyword(ix.stmts[k].first)]
-	for j := k - 1; j >= 0; j-- {
+	for j, enclosing := range ix.surelyRan(sc, n) {
 		l := ix.stmts[j]
-		if ix.owner[j] != sc || l.indent > path {
-			continue
-		}
 		kw := ix.StatementKeyword(l.first)
-		if l.indent < path { // the header whose suite holds the path
-			path, clause = l.indent, clauseKeywords[kw]
+		if enclosing {
 			switch kw {
 			case "for", "with":
 				sure.add(ix.binds[j]...) // the body runs with its targets bound
 			case "except":
 				handlers = append(handlers, j)
 			}
-			continue
-		}
-		if clause { // an earlier branch of the compound statement of the path
-			clause = clauseKeywords[kw]
 			continue
 		}
 		switch kw {
@@ -145,6 +134,122 @@ func (ix *Index) SureLocals(n int) []string {
 		delete(sure, name) // an enclosing function may delete it
 	}
 	return ix.frameKeys(sc, sure)
+}
+
+// surelyRan yields, walking back from line n's statement in scope sc, the
+// statements that ran to their end before a frame of sc reached n (false)
+// and the headers whose suites hold n (true): a statement of the suite
+// that holds the path to n (n's own, then each enclosing header's) ran; one
+// deeper is in an earlier statement's body, and one before a clause of the
+// path's compound statement (else, elif, except, finally, case) in another
+// branch, which may not have run.
+func (ix *Index) surelyRan(sc *Scope, n int) iter.Seq2[int, bool] {
+	return func(yield func(int, bool) bool) {
+		k := ix.stmtAt[n-1]
+		path, clause := ix.stmts[k].indent, clauseKeywords[ix.StatementKeyword(ix.stmts[k].first)]
+		for j := k - 1; j >= 0; j-- {
+			l := ix.stmts[j]
+			if ix.owner[j] != sc || l.indent > path {
+				continue
+			}
+			kw := ix.StatementKeyword(l.first)
+			switch {
+			case l.indent < path:
+				path, clause = l.indent, clauseKeywords[kw]
+				if !yield(j, true) {
+					return
+				}
+			case clause: // an earlier branch of the compound statement of the path
+				clause = clauseKeywords[kw]
+			case !yield(j, false):
+				return
+			}
+		}
+	}
+}
+
+// LoopValues maps the names a frame running line n holds at fixed values
+// after a loop to those values' reprs: a for loop over a literal with items
+// or over range() of int literals (loopsSurely) that ran to its end before
+// n (surelyRan; no break in its body) leaves its one target at the last
+// item, where no other statement of the scope binds the name and no other
+// code may (rebindable, a nested scope's nonlocal). Nil for none. Why: a
+// step back from a script's end wrote k=4 after `for k in (3, 5):`.
+func (ix *Index) LoopValues(n int) map[string]string {
+	sc, _, _, firing, ok := ix.lineFrame(n)
+	if !ok || len(firing) > 0 {
+		return nil
+	}
+	ix.namesOnce.Do(ix.readBinds)
+	var out map[string]string
+	for j, enclosing := range ix.surelyRan(sc, n) {
+		if enclosing || ix.StatementKeyword(ix.stmts[j].first) != "for" || !ix.loopsSurely(j) || ix.breaksIn(j) {
+			continue
+		}
+		_, names, iter, ok := ix.forParts(ix.stmts[j].first)
+		if !ok || len(names) != 1 || ix.rebindable[names[0]] || ix.bindings(sc, names[0]) != 1 {
+			continue
+		}
+		if r, ok := lastItem(iter); ok {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[names[0]] = r
+		}
+	}
+	return out
+}
+
+// breaksIn reports whether the body of the compound statement at logical
+// line j holds a break (of it or of a loop inside).
+func (ix *Index) breaksIn(j int) bool {
+	for k := j + 1; k < len(ix.stmts) && ix.stmts[k].indent > ix.stmts[j].indent; k++ {
+		if slices.ContainsFunc(ix.stmts[k].toks, func(t token) bool { return t.kind == tName && t.text == "break" }) {
+			return true
+		}
+	}
+	return slices.ContainsFunc(ix.stmts[j].toks, func(t token) bool { return t.kind == tName && t.text == "break" })
+}
+
+// bindings counts the statements of scope sc that bind name, and those of
+// scopes inside it that declare it nonlocal.
+func (ix *Index) bindings(sc *Scope, name string) int {
+	count := 0
+	for j := range ix.stmts {
+		if ix.owner[j] == sc && slices.Contains(ix.binds[j], name) {
+			count++
+		}
+	}
+	for _, d := range ix.Scopes {
+		if d.nonlocals[name] && within(d, sc) {
+			count++
+		}
+	}
+	return count
+}
+
+// lastItem is the repr of the last item of a for loop's iterable iter
+// that loopsSurely runs: a literal's last item where it is one literal
+// token (a minus before a number too), range()'s stop less one.
+func lastItem(iter []token) (string, bool) {
+	switch t := iter[0]; {
+	case t.text == "(" || t.text == "[":
+		parts := splitTop(iter[1:len(iter)-1], ",")
+		if len(parts[len(parts)-1]) == 0 {
+			parts = parts[:len(parts)-1] // a trailing comma
+		}
+		last := parts[len(parts)-1]
+		if neg := len(last) == 2 && last[0].text == "-" && last[1].kind == tNumber; len(last) == 1 || neg {
+			return literalRepr(last[len(last)-1], neg)
+		}
+	case t.kind == tName && t.text == "range":
+		args := splitTop(iter[2:len(iter)-1], ",")
+		stop, ok := intLiteral(args[len(args)-1])
+		if ok && len(args) <= 2 {
+			return strconv.FormatInt(stop-1, 10), true
+		}
+	}
+	return "", false
 }
 
 // clauseKeywords open the clauses a compound statement has after its

@@ -623,3 +623,49 @@ func TestSureLocalsNested(t *testing.T) {
 		}
 	}
 }
+
+// TestLoopValues: after a loop over a literal or range() of literals that
+// ran to its end, its target holds the last item; not where a break may
+// end it early, another statement binds the name, or the loop is in a
+// branch that may not have run.
+func TestLoopValues(t *testing.T) {
+	src := strings.Join([]string{
+		"for k in (3, 5):", // 1
+		"    pass",
+		"for i in range(4):", // 3
+		"    if i > 5:",
+		"        break",
+		"for j in range(2, 6):", // 6
+		"    pass",
+		"for s in ['a', 'b', -2]:", // 8
+		"    pass",
+		"if k:", // 10
+		"    for z in [1, 2]:",
+		"        pass",
+		"for w in [1, 2]:", // 13
+		"    w = 0",
+		"print(k, j, s)", // 15
+		"def f():",
+		"    for q in range(1, 3):",
+		"        pass",
+		"    def g():",
+		"        nonlocal q",
+		"        q = 9",
+		"    for r in [7]:",
+		"        pass",
+		"    return r", // 24
+	}, "\n") + "\n"
+	ix := New(src)
+	for _, tc := range []struct {
+		line int
+		want map[string]string
+	}{
+		{2, nil}, // inside the loop
+		{15, map[string]string{"k": "5", "j": "5", "s": "-2"}}, // not i (a break), z (in an if), w (bound twice)
+		{24, map[string]string{"r": "7"}},                      // not q (g may rebind it)
+	} {
+		if got := ix.LoopValues(tc.line); !maps.Equal(got, tc.want) {
+			t.Errorf("line %d: LoopValues %v, want %v", tc.line, got, tc.want)
+		}
+	}
+}

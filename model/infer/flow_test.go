@@ -928,7 +928,7 @@ func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 		"Z = f(1, 2, 3)\ndel Z\nW: int\nV: int = 3\nprint(f(4), [q for q in 'ab'], V)\n" +
 		"def outer():\n    n = 0\n    def inc():\n        nonlocal n\n        n += 1\n    inc()\n    m = n\n    if any((w := v) > 1 for v in (1, 2)):\n        m = w\n    return m\n" +
 		"for k in range(3):\n    if k:\n        late = k\n    print(outer())\n"})
-	events, sureRuled, sureNames, possRuled, possNames, modules, fixedValues, ordered := 0, 0, 0, 0, 0, 0, 0, 0
+	events, sureRuled, sureNames, possRuled, possNames, modules, fixedValues, ordered, loopValues := 0, 0, 0, 0, 0, 0, 0, 0, 0
 	firstRuled, firstNames, callNames, callPossible, grouped, classValues := 0, 0, 0, 0, 0, 0
 	for _, prog := range programs {
 		trace, err := tr.Trace(context.Background(), prog)
@@ -981,6 +981,12 @@ func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 			for _, name := range r.sure {
 				if !slices.ContainsFunc(s.Locals, func(v tracer.Var) bool { return v.Name == name }) {
 					t.Errorf("%s: line %d (%q) in %s lacks %q of SureLocals %v", prog.Path, s.Lineno, s.Src, s.Function, name, r.sure)
+				}
+			}
+			for name, want := range ix.LoopValues(s.Lineno) {
+				loopValues++
+				if v, has := s.Locals.Get(name); !has || v != want {
+					t.Errorf("%s: line %d (%q): %s = %q (held: %v), not LoopValues' %s", prog.Path, s.Lineno, s.Src, name, v, has, want)
 				}
 			}
 			for _, v := range s.Locals {
@@ -1059,9 +1065,9 @@ func TestFrameNamesHoldOnRealTraces(t *testing.T) {
 		}
 	}
 	t.Logf("%d first line events of a frame on their line checked against FirstLocals (%d names fewer than PossibleLocals); %d parameters of calls (CallLocals); %d names of calls (CallPossible); %d line events on lines of more than one frame held to one (PossibleLocalGroups); %d class bodies' methods (ClassFixedReprs)", firstRuled, firstNames, callNames, callPossible, grouped, classValues)
-	t.Logf("%d programs, %d line events: %d with sure names (%d names), %d with possible names (%d names); %d imported modules' values, %d fixed functions', classes' and instances'; %d module names in a fixed order",
-		len(programs), events, sureRuled, sureNames, possRuled, possNames, modules, fixedValues, ordered)
-	if sureRuled < events/2 || possRuled < events/2 || callNames < 1000 || callPossible < 1000 || grouped < 100 || classValues < 20 {
+	t.Logf("%d programs, %d line events: %d with sure names (%d names), %d with possible names (%d names); %d imported modules' values, %d fixed functions', classes' and instances'; %d module names in a fixed order; %d values after a loop",
+		len(programs), events, sureRuled, sureNames, possRuled, possNames, modules, fixedValues, ordered, loopValues)
+	if loopValues < 50 || sureRuled < events/2 || possRuled < events/2 || callNames < 1000 || callPossible < 1000 || grouped < 100 || classValues < 20 {
 		t.Fatalf("only %d and %d of %d line events checked", sureRuled, possRuled, events)
 	}
 }

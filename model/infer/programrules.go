@@ -50,7 +50,8 @@ func (p *Predictor) programAllowed(cur string, id int, r *programRules) bool {
 	case last == format.TokArgSep && !p.tok.IsSpecial(int32(id)):
 		json := cur[strings.LastIndex(cur, format.TokArgSep)+len(format.TokArgSep):]
 		names := r.oneFrame(cur, r.namesFor(cur))
-		return r.keysAllowed(names, json, json+p.texts[id]) && r.fixedAllowed(cur, json+p.texts[id]) && r.argsAllowed(cur, json+p.texts[id]) &&
+		return r.keysAllowed(names, json, json+p.texts[id]) && r.fixedAllowed(cur, json+p.texts[id]) && r.loopValuesAllowed(cur, json+p.texts[id]) &&
+			r.argsAllowed(cur, json+p.texts[id]) &&
 			r.boundAllowed(cur, json+p.texts[id]) &&
 			r.wholeAllowed(cur, json+p.texts[id]) && r.orderAllowed(cur, json+p.texts[id], names)
 	}
@@ -77,6 +78,31 @@ func (r *programRules) fixedAllowed(cur, json string) bool {
 			}
 		}
 		return !ok || leadsTo(s, want, closed)
+	})
+}
+
+// loopValuesAllowed checks, in a line frame's LOCALS (json), the values
+// pysource's LoopValues fixes after a loop on every line the frame may be
+// on (an inverse frame writes its line first; a forward line frame may be
+// on any line the rules leave it).
+func (r *programRules) loopValuesAllowed(cur, json string) bool {
+	if r == nil {
+		return true
+	}
+	var want map[string]string
+	for k, l := range r.lineFrameLines(cur) {
+		values := r.scopes.loopValues(l)
+		if k == 0 {
+			want = maps.Clone(values)
+		}
+		maps.DeleteFunc(want, func(name, v string) bool { return values[name] != v })
+		if len(want) == 0 {
+			return true
+		}
+	}
+	return objectValues(json, func(key, s string, closed bool) bool {
+		v, ok := want[key]
+		return !ok || leadsTo(s, v, closed)
 	})
 }
 

@@ -38,11 +38,12 @@ type scopeRules struct {
 	fns    []*pysource.Scope // the defs and classes: block b is fns[b]
 	// per line text: every line with it runs in the module alone (moduleOnly)
 	moduleText map[string]bool
-	calling    map[string]pysource.Calling // per line text: whether its lines call the program (calls)
-	sure       map[string][]string         // per line text: sureLocals
-	held       map[string]sortedSet        // per line text: heldAt
-	groups     map[string][]sortedSet      // per line text: heldGroups
-	args       map[string]argValues        // per line text and frame kind: argsOf
+	calling    map[string]pysource.Calling  // per line text: whether its lines call the program (calls)
+	sure       map[string][]string          // per line text: sureLocals
+	loops      map[string]map[string]string // per line text: loopValues
+	held       map[string]sortedSet         // per line text: heldAt
+	groups     map[string][]sortedSet       // per line text: heldGroups
+	args       map[string]argValues         // per line text and frame kind: argsOf
 	block      map[*pysource.Scope]int
 }
 
@@ -1010,6 +1011,28 @@ func (s *scopeRules) sureLocals(src string) []string {
 	})
 	s.sure[src] = sure
 	return sure
+}
+
+// loopValues is pysource's LoopValues of the lines of text src, the names
+// every one of them fixes at the same value (read once per text).
+func (s *scopeRules) loopValues(src string) map[string]string {
+	if values, ok := s.loops[src]; ok {
+		return values
+	}
+	var common map[string]string
+	first := true
+	for n := range s.linesWith(src) {
+		values := s.ix.LoopValues(n)
+		if first {
+			common, first = maps.Clone(values), false
+		}
+		maps.DeleteFunc(common, func(name, v string) bool { return values[name] != v })
+	}
+	if s.loops == nil {
+		s.loops = map[string]map[string]string{}
+	}
+	s.loops[src] = common
+	return common
 }
 
 // callNames is the union of pysource's CallPossible over the lines of
