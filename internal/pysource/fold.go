@@ -111,7 +111,7 @@ func (x *Expr) Truth(env Env) (truth, ok bool) {
 // program rebinds len.
 func (ix *Index) parseExpr(toks []token) (condNode, bool) {
 	e := &condEval{ix: ix, toks: toks}
-	n, ok := e.or()
+	n, ok := e.cond()
 	return n, ok && e.at == len(e.toks)
 }
 
@@ -453,6 +453,35 @@ func (e *condEval) peek(texts ...string) string {
 	return ""
 }
 
+// cond parses a conditional expression, `BODY if TEST else OTHER`: TEST
+// first, then the one branch Python evaluates.
+func (e *condEval) cond() (condNode, bool) {
+	body, ok := e.or()
+	if !ok || e.peek("if") == "" {
+		return body, ok
+	}
+	e.at++
+	test, ok := e.or()
+	if !ok || e.peek("else") == "" {
+		return nil, false
+	}
+	e.at++
+	other, ok := e.cond()
+	if !ok {
+		return nil, false
+	}
+	return func(env Env) (pyValue, bool) {
+		v, ok := test(env)
+		switch {
+		case !ok:
+			return v, false
+		case v.truth():
+			return body(env)
+		}
+		return other(env)
+	}, true
+}
+
 func (e *condEval) or() (condNode, bool) {
 	return e.logic("or", e.and)
 }
@@ -775,19 +804,47 @@ func (e *condEval) atom() (condNode, bool) {
 	e.at++
 	var n condNode
 	switch {
-	case t.kind == tOp && t.text == "(":
-		inner, ok := e.or()
-		if !ok || e.peek(")") == "" {
+	case t.kind == tOp && (t.text == "(" || t.text == "["):
+		closing := map[string]string{"(": ")", "[": "]"}[t.text]
+		var items []condNode
+		comma := false
+		for e.peek(closing) == "" {
+			item, ok := e.cond()
+			if !ok || e.peek("for") != "" {
+				return nil, false // a comprehension runs code of its own
+			}
+			items = append(items, item)
+			if e.peek(",") == "" {
+				break
+			}
+			e.at++
+			comma = true
+		}
+		if e.peek(closing) == "" {
 			return nil, false
 		}
 		e.at++
-		n = inner
+		if t.text == "(" && len(items) == 1 && !comma {
+			n = items[0] // (expr)
+			break
+		}
+		tuple := t.text == "("
+		n = func(env Env) (pyValue, bool) {
+			v := pyValue{kind: 'l', n: len(items), items: make([]pyValue, len(items)), tuple: tuple}
+			for k, item := range items {
+				var ok bool
+				if v.items[k], ok = item(env); !ok {
+					return v, false
+				}
+			}
+			return v, true
+		}
 	case t.kind == tName && builtinFolds[t.text] != nil && e.peek("(") != "" && (e.ix == nil || !e.ix.bindsAnywhere(t.text)):
 		name, fold := t.text, builtinFolds[t.text]
 		e.at++
 		var args []condNode
 		for {
-			arg, ok := e.or()
+			arg, ok := e.cond()
 			if !ok {
 				return nil, false
 			}
@@ -844,7 +901,7 @@ func (e *condEval) atom() (condNode, bool) {
 		recv := n
 		if e.peek("[") != "" {
 			e.at++
-			index, ok := e.or()
+			index, ok := e.cond()
 			if !ok || e.peek("]") == "" {
 				return nil, false
 			}
@@ -883,7 +940,8 @@ func (e *condEval) atom() (condNode, bool) {
 // items, as Python does; also of two or more int arguments); abs of an
 // int; ord of a one-character str, chr of a printable ASCII code (no
 // backslash); str of an int, bool, None or str; int of an int, bool or a
-// str of decimal digits (a sign, spaces around).
+// str of decimal digits (a sign, spaces around); sorted, list and tuple of
+// a list, tuple or str (sorted: of ints or of strs).
 var builtinFolds = map[string]func(v pyValue) (pyValue, bool){
 	"len": func(v pyValue) (pyValue, bool) {
 		switch v.kind {
@@ -906,6 +964,34 @@ var builtinFolds = map[string]func(v pyValue) (pyValue, bool){
 	},
 	"min": func(v pyValue) (pyValue, bool) { return extreme(v, -1) },
 	"max": func(v pyValue) (pyValue, bool) { return extreme(v, 1) },
+	"sorted": func(v pyValue) (pyValue, bool) {
+		items, ok := itemsOf(v)
+		if !ok || len(items) == 0 {
+			return pyValue{kind: 'l', items: items}, ok
+		}
+		kind := items[0].kind
+		for _, it := range items {
+			if !(it.number() && items[0].number()) && !(it.kind == 's' && kind == 's') {
+				return pyValue{}, false // TypeError, or an order CondHolds does not know
+			}
+		}
+		items = slices.Clone(items)
+		slices.SortStableFunc(items, func(a, b pyValue) int {
+			if a.kind == 's' {
+				return strings.Compare(a.s, b.s)
+			}
+			return cmpInt(a.i, b.i)
+		})
+		return pyValue{kind: 'l', n: len(items), items: items}, true
+	},
+	"list": func(v pyValue) (pyValue, bool) {
+		items, ok := itemsOf(v)
+		return pyValue{kind: 'l', n: len(items), items: items}, ok
+	},
+	"tuple": func(v pyValue) (pyValue, bool) {
+		items, ok := itemsOf(v)
+		return pyValue{kind: 'l', n: len(items), items: items, tuple: true}, ok
+	},
 	"ord": func(v pyValue) (pyValue, bool) {
 		if v.kind != 's' || len(v.s) != 1 {
 			return pyValue{}, false
@@ -944,6 +1030,18 @@ var builtinFolds = map[string]func(v pyValue) (pyValue, bool){
 		}
 		return pyValue{kind: 'i', i: max(v.i, -v.i)}, true
 	},
+}
+
+// itemsOf is what iterating v gives where CondHolds knows it: a list's or
+// tuple's items, a str's characters.
+func itemsOf(v pyValue) ([]pyValue, bool) {
+	switch {
+	case v.kind == 'l' && len(v.items) == v.n:
+		return v.items, true
+	case v.kind == 's':
+		return strList(strings.Split(v.s, "")).items, true
+	}
+	return nil, false
 }
 
 // extreme is min (sign -1) or max (sign 1) of a list or tuple of ints.
@@ -1026,7 +1124,7 @@ func (e *condEval) strMethod() (func(s string, env Env) (pyValue, bool), bool) {
 		return nil, false
 	}
 	e.at += 3
-	arg, ok := e.or()
+	arg, ok := e.cond()
 	if !ok || e.peek(")") == "" {
 		return nil, false
 	}

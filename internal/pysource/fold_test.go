@@ -132,10 +132,20 @@ func TestCondHoldsAgreesWithPython(t *testing.T) {
 			if rng.Intn(3) == 0 {
 				return []string{"min", "max"}[rng.Intn(2)] + "(" + atom(depth+1) + ", " + atom(depth+1) + ")"
 			}
-			fns := []string{"len", "sum", "min", "max", "abs", "ord", "chr", "str", "int"}
+			fns := []string{"len", "sum", "min", "max", "abs", "ord", "chr", "str", "int", "sorted", "list", "tuple"}
 			return fns[rng.Intn(len(fns))] + "(" + atom(depth+1) + ")"
-		case k < 9:
+		case k < 9 && rng.Intn(2) == 0:
 			return atom(depth+1) + "[" + atom(depth+1) + "]"
+		case k < 9:
+			switch rng.Intn(4) {
+			case 0:
+				return "[" + atom(depth+1) + ", " + atom(depth+1) + "]"
+			case 1:
+				return "(" + atom(depth+1) + ", " + atom(depth+1) + ")"
+			case 2:
+				return "(" + atom(depth+1) + ",)"
+			}
+			return "(" + atom(depth+1) + " if " + atom(depth+1) + " else " + atom(depth+1) + ")"
 		}
 		return "(" + expr(depth+1) + ")"
 	}
@@ -247,7 +257,14 @@ func TestAssignsValue(t *testing.T) {
 		{"words = s.split('b')", "words", "['a', '']", true},
 		{"x = ' '.join(s.split('b'))", "x", "'a '", true},
 		{"x = xs[1:]", "", "", false}, // a slice: unread
-		{"x = xs[2]", "", "", false},  // IndexError
+		{"pair = (n, s)", "pair", "(3, 'ab')", true},
+		{"x = [n, nil, (n,)]", "x", "[3, None, (3,)]", true},
+		{"x = n if s else q", "x", "3", true},               // q is not read
+		{"x = sorted(xs + [0]) if n else 1", "", "", false}, // a list + list: unread
+		{"x = sorted('ba') + [] if 0 else sorted('cab')", "x", "['a', 'b', 'c']", true},
+		{"x = tuple(xs)", "x", "(1, 2)", true},
+		{"x = [c for c in s]", "", "", false},
+		{"x = xs[2]", "", "", false}, // IndexError
 		{"x = min([])", "", "", false},
 		{"__x = n", "", "", false},
 		{"try:\n    pass\nexcept E as e:\n    x = n", "", "", false},
