@@ -15,11 +15,13 @@ import (
 // A breakpoint condition, evaluated over the locals' reprs (an engine
 // gives reprs, and a model never runs code) by pysource's expression
 // reader, the same that folds a frame's values for the model engine's
-// rules: names, int, float, str, True, False and None literals, not, and,
-// or, comparisons (== != < <= > >=, in, not in, is None), + - * // % on
-// ints, len() and a str's argument-free methods (upper, lower, strip,
-// isdigit, ...); a name's repr must read as one of those values, or a
-// list, tuple or dict of them. A condition that fails to evaluate (an
+// rules: names, int, float, str, True, False and None literals, list and
+// tuple displays, not, and, or, `a if c else b`, comparisons (== != < <= >
+// >=, in, not in, is None), + - * // % on ints, subscripts by an int, the
+// builtins len, sum, min, max, abs, ord, chr, str, int, sorted, list and
+// tuple, and a str's methods upper, lower, strip, isdigit, ..., split,
+// join, count, find, startswith and endswith; a name's repr must read as
+// one of those values, or a list, tuple or dict of them. A condition that fails to evaluate (an
 // unknown name, a value it does not read, an operation that would raise)
 // stops, as in pdb.
 type Condition struct {
@@ -28,7 +30,7 @@ type Condition struct {
 }
 
 // ConditionHelp says which conditions ndb evaluates.
-const ConditionHelp = "ndb evaluates, over the locals' reprs, conditions made of local names, int, float, str, True/False/None literals, not/and/or, comparisons (== != < <= > >= in, not in, is None), + - * // % on ints, len() and a str's argument-free methods (upper, lower, strip, isdigit, ...)"
+const ConditionHelp = "ndb evaluates, over the locals' reprs, conditions made of local names, int, float, str, True/False/None literals, list and tuple displays, not/and/or, `a if c else b`, comparisons (== != < <= > >= in, not in, is None), + - * // % on ints, subscripts by an int, len/sum/min/max/abs/ord/chr/str/int/sorted/list/tuple, and a str's methods (upper, lower, strip, isdigit, ..., split, join, count, find, startswith, endswith)"
 
 // ParseCondition parses a condition; the error says why it is refused.
 func ParseCondition(src string) (*Condition, error) {

@@ -20,7 +20,8 @@ func TestConditionForms(t *testing.T) {
 		{"s > 2", "error"}, {"nope == 1", "error"}, {"i // 0", "error"}, {"f + 1 > 2", "error"},
 		{"len(xs) > 2", "false"}, {"i == 1 and s", "false"}, {"i == 3 and s.upper() == 'AB'", "true"}, {"1 == 1", "true"},
 		{"i % 2 == 1 or nope", "true"}, {"'a' in s and n is None", "true"}, {"f > 2.0", "true"},
-		{"i ==", "refused"}, {"x.y", "refused"}, {"sum(xs) > 0", "refused"}, {"s.count('a')", "refused"}, {"i = 3", "refused"},
+		{"i ==", "refused"}, {"x.y", "refused"}, {"sorted(xs, reverse=True)", "refused"}, {"s.replace('a', 'b')", "refused"}, {"xs[1:]", "refused"}, {"i = 3", "refused"},
+		{"sum(xs) == 0 and s.count('a') == 1 and s[-1] == 'b'", "true"}, {"max(i, 4) == 4 and ord(s[0]) == 97", "true"}, {"min(xs)", "error"},
 	} {
 		cd, err := ParseCondition(c.cond)
 		got := "refused"

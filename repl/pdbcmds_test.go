@@ -280,7 +280,7 @@ func TestConditionsWithoutPdbLogic(t *testing.T) {
 		{"b square", "*** function breakpoints need the real engine"},
 		{"tbreak 9, x == 2", "Breakpoint 1 at pdbcmds.py:9"},
 		{"b 2, n > 2", "Breakpoint 2 at pdbcmds.py:2"},
-		{"b 3, sum(result) > 0", "*** condition \"sum(result) > 0\": " + debugger.ConditionHelp + "; Python expressions are evaluated only where the real engine runs the program live"},
+		{"b 3, result.pop() > 0", "*** condition \"result.pop() > 0\": " + debugger.ConditionHelp + "; Python expressions are evaluated only where the real engine runs the program live"},
 		{"c", "> 9 x=2"},
 		{"b", "Num Type         Disp Enb   Where\n2   breakpoint   keep yes   at pdbcmds.py:2\n\tstop only if n > 2\n\tbreakpoint already hit 1 time"},
 		{"c", "> 2 n=3"},

@@ -44,8 +44,9 @@ func (ix *Index) CondBody(h int) (first, last int, ok bool) {
 // one), made of int, bool, None, str and float literals, locals whose
 // reprs are such values or lists, tuples and dicts of them, the operators
 // not, and, or, comparisons, in, is None, unary and binary + and -, *, //
-// and % on ints, the builtin len and a str's argument-free methods
-// (strMethods); a false one whose way out may leave an `except ... as`
+// and % on ints, list and tuple displays, conditional expressions,
+// subscripts by an int, the builtins builtinFolds has and a str's methods
+// (strMethods, strArgMethods); a false one whose way out may leave an `except ... as`
 // body is not known either (InHandlerAs). Why: where a step goes from a
 // branch is the commonest next-line error left, and the frame's values
 // often decide it.
