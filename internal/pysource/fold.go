@@ -794,9 +794,10 @@ func (e *condEval) unary() (condNode, bool) {
 	}, true
 }
 
-// atom parses a literal, a local's name, (expr) or len(expr); nothing may
-// follow it (an attribute, a call or a subscript runs code CondHolds does
-// not read).
+// atom parses a literal, a local's name, (expr), a list or tuple display
+// or a call of a builtin builtinFolds has, then subscripts by an int and
+// the str methods strMethod reads; nothing else may follow it (another
+// attribute, call or subscript may run code CondHolds does not read).
 func (e *condEval) atom() (condNode, bool) {
 	if e.at >= len(e.toks) {
 		return nil, false
