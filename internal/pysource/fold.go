@@ -807,73 +807,36 @@ func (e *condEval) atom() (condNode, bool) {
 	var n condNode
 	switch {
 	case t.kind == tOp && (t.text == "(" || t.text == "["):
-		closing := map[string]string{"(": ")", "[": "]"}[t.text]
-		var items []condNode
-		comma := false
-		for e.peek(closing) == "" {
-			item, ok := e.cond()
-			if !ok || e.peek("for") != "" {
-				return nil, false // a comprehension runs code of its own
-			}
-			items = append(items, item)
-			if e.peek(",") == "" {
-				break
-			}
-			e.at++
-			comma = true
-		}
-		if e.peek(closing) == "" {
+		items, commas, ok := e.items(map[string]string{"(": ")", "[": "]"}[t.text])
+		switch {
+		case !ok:
 			return nil, false
-		}
-		e.at++
-		if t.text == "(" && len(items) == 1 && !comma {
+		case t.text == "(" && len(items) == 1 && commas == 0:
 			n = items[0] // (expr)
-			break
-		}
-		tuple := t.text == "("
-		n = func(env Env) (pyValue, bool) {
-			v := pyValue{kind: 'l', n: len(items), items: make([]pyValue, len(items)), tuple: tuple}
-			for k, item := range items {
-				var ok bool
-				if v.items[k], ok = item(env); !ok {
-					return v, false
-				}
+		default:
+			tuple := t.text == "("
+			n = func(env Env) (pyValue, bool) {
+				vs, ok := evalAll(items, env)
+				return listValue(vs, tuple), ok
 			}
-			return v, true
 		}
 	case t.kind == tName && builtinFolds[t.text] != nil && e.peek("(") != "" && (e.ix == nil || !e.ix.bindsAnywhere(t.text)):
 		name, fold := t.text, builtinFolds[t.text]
 		e.at++
-		var args []condNode
-		for {
-			arg, ok := e.cond()
-			if !ok {
-				return nil, false
-			}
-			args = append(args, arg)
-			if e.peek(",") == "" {
-				break
-			}
-			e.at++
+		args, commas, ok := e.items(")")
+		if !ok || len(args) == 0 || commas >= len(args) || len(args) > 1 && name != "min" && name != "max" {
+			return nil, false // no argument, a trailing comma, or more than one where one is read
 		}
-		if e.peek(")") == "" || len(args) > 1 && name != "min" && name != "max" {
-			return nil, false
-		}
-		e.at++
 		n = func(env Env) (pyValue, bool) {
 			if _, shadowed := env(name); shadowed {
 				return pyValue{}, false
 			}
-			vs := make([]pyValue, len(args))
-			for k, arg := range args {
-				v, ok := arg(env)
-				if !ok {
-					return v, false
-				}
-				vs[k] = v
-			}
-			if len(vs) > 1 { // min(a, b, ...): of the arguments themselves
-				return fold(pyValue{kind: 'l', n: len(vs), items: vs})
+			vs, ok := evalAll(args, env)
+			switch {
+			case !ok:
+				return pyValue{}, false
+			case len(vs) > 1: // min(a, b, ...): of the arguments themselves
+				return fold(listValue(vs, false))
 			}
 			return fold(vs[0])
 		}
@@ -936,6 +899,47 @@ func (e *condEval) atom() (condNode, bool) {
 	return n, true
 }
 
+// items parses the comma-separated expressions up to the closing bracket,
+// which it passes, and counts the commas (as many as the items: a trailing
+// one); false for a comprehension, which runs code of its own.
+func (e *condEval) items(closing string) (items []condNode, commas int, ok bool) {
+	for e.peek(closing) == "" {
+		item, ok := e.cond()
+		if !ok || e.peek("for") != "" {
+			return nil, 0, false
+		}
+		items = append(items, item)
+		if e.peek(",") == "" {
+			break
+		}
+		e.at++
+		commas++
+	}
+	if e.peek(closing) == "" {
+		return nil, 0, false
+	}
+	e.at++
+	return items, commas, true
+}
+
+// evalAll evaluates each of nodes; false where one is not known.
+func evalAll(nodes []condNode, env Env) ([]pyValue, bool) {
+	vs := make([]pyValue, len(nodes))
+	for k, n := range nodes {
+		v, ok := n(env)
+		if !ok {
+			return nil, false
+		}
+		vs[k] = v
+	}
+	return vs, true
+}
+
+// listValue is the list (or tuple) of items, all known.
+func listValue(items []pyValue, tuple bool) pyValue {
+	return pyValue{kind: 'l', n: len(items), items: items, tuple: tuple}
+}
+
 // builtinFolds are the builtins CondHolds reads, each of one argument
 // whose value it knows: len of a str, list, tuple or dict; sum, min and
 // max of a list or tuple of ints (min and max keep the first of equal
@@ -969,7 +973,7 @@ var builtinFolds = map[string]func(v pyValue) (pyValue, bool){
 	"sorted": func(v pyValue) (pyValue, bool) {
 		items, ok := itemsOf(v)
 		if !ok || len(items) == 0 {
-			return pyValue{kind: 'l', items: items}, ok
+			return listValue(items, false), ok
 		}
 		kind := items[0].kind
 		for _, it := range items {
@@ -984,15 +988,15 @@ var builtinFolds = map[string]func(v pyValue) (pyValue, bool){
 			}
 			return cmpInt(a.i, b.i)
 		})
-		return pyValue{kind: 'l', n: len(items), items: items}, true
+		return listValue(items, false), true
 	},
 	"list": func(v pyValue) (pyValue, bool) {
 		items, ok := itemsOf(v)
-		return pyValue{kind: 'l', n: len(items), items: items}, ok
+		return listValue(items, false), ok
 	},
 	"tuple": func(v pyValue) (pyValue, bool) {
 		items, ok := itemsOf(v)
-		return pyValue{kind: 'l', n: len(items), items: items, tuple: true}, ok
+		return listValue(items, true), ok
 	},
 	"ord": func(v pyValue) (pyValue, bool) {
 		if v.kind != 's' || len(v.s) != 1 {
@@ -1069,24 +1073,15 @@ func subscript(v pyValue, i pyValue) (pyValue, bool) {
 	if !i.number() {
 		return pyValue{}, false
 	}
-	switch {
-	case v.kind == 'l' && len(v.items) == v.n:
-		if k := i.i + int64(v.n)*int64(boolInt(i.i < 0)); k >= 0 && k < int64(v.n) {
-			return v.items[k], true
-		}
-	case v.kind == 's':
-		if k := i.i + int64(len(v.s))*int64(boolInt(i.i < 0)); k >= 0 && k < int64(len(v.s)) {
-			return pyValue{kind: 's', s: v.s[k : k+1]}, true
-		}
+	items, ok := itemsOf(v)
+	k := i.i
+	if k < 0 {
+		k += int64(len(items)) // from the end
 	}
-	return pyValue{}, false
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
+	if !ok || k < 0 || k >= int64(len(items)) {
+		return pyValue{}, false
 	}
-	return 0
+	return items[k], true
 }
 
 // strMethods are the str methods CondHolds reads, on printable ASCII: no
@@ -1178,11 +1173,11 @@ var strArgMethods = map[string]func(s string, arg pyValue) (pyValue, bool){
 
 // strList is the list of strs parts.
 func strList(parts []string) pyValue {
-	v := pyValue{kind: 'l', n: len(parts), items: make([]pyValue, len(parts))}
+	items := make([]pyValue, len(parts))
 	for k, p := range parts {
-		v.items[k] = pyValue{kind: 's', s: p}
+		items[k] = pyValue{kind: 's', s: p}
 	}
-	return v
+	return listValue(items, false)
 }
 
 // oneLine reports whether the statement starting on line h is on that

@@ -275,18 +275,15 @@ func (ix *Index) loopsSurely(j int) bool {
 		}
 		return len(body) > 2*q && !strings.Contains(body, "\\\n") // an escaped newline alone writes nothing
 	case (t.text == "(" || t.text == "[") && matching(iter, 0) == len(iter)-1:
-		depth := 0
-		for _, c := range iter[1 : len(iter)-1] {
-			switch {
-			case c.text == "(" || c.text == "[" || c.text == "{":
-				depth++
-			case c.text == ")" || c.text == "]" || c.text == "}":
-				depth--
-			case depth == 0 && c.kind == tName && c.text == "for":
-				return false // a comprehension, which may hold nothing
-			}
+		inner, comprehension := iter[1:len(iter)-1], false
+		scanTop(inner, func(k int) bool {
+			comprehension = inner[k].kind == tName && inner[k].text == "for"
+			return !comprehension
+		})
+		if comprehension {
+			return false // which may hold nothing
 		}
-		parts := splitTop(iter[1:len(iter)-1], ",")
+		parts := splitTop(inner, ",")
 		if t.text == "(" && len(parts) < 2 {
 			return false // a parenthesized expression, no tuple
 		}
